@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Build the agent image $ASBX_IMAGE from Containerfile on top of the local debootstrap base.
+#
+#   scripts/build-image.sh [--force] [--rootless-user USER]
+#
+#   --force               rebuild even when the input hash matches
+#   --rootless-user USER  also copy the image into USER's rootless podman storage
+#                         (podman save | runuser -u USER -- podman load) when missing or stale
+#
+# Steps: build-base.sh (base image), agent-clis.sh (codex + claude binaries into a minimal build
+# context: a temp dir holding only the Containerfile inputs, never the repo), then podman build.
+# The build is skipped when the input hash — Containerfile + agent-clis.versions (versions and
+# sha256 of both binaries) + base image id — equals the label org.agent-sandbox.input-hash on the
+# existing image. The image is built under a temporary tag and tagged only when complete.
+# The build runs with --network none: the local base already has everything the RUN steps need.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+HASH_LABEL=org.agent-sandbox.input-hash
+
+force=0
+rootless_user=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --force) force=1; shift ;;
+    --rootless-user)
+      [[ $# -ge 2 && -n $2 ]] || asbx_die "--rootless-user needs a user name"
+      rootless_user=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) asbx_die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+
+[[ $(id -u) -eq 0 ]] || asbx_die "must run as root (rootful podman storage)"
+command -v podman >/dev/null || asbx_die "podman not found"
+[[ -f $ASBX_ROOT/Containerfile ]] || asbx_die "missing $ASBX_ROOT/Containerfile"
+if [[ -n $rootless_user ]]; then
+  id -u "$rootless_user" >/dev/null 2>&1 || asbx_die "--rootless-user: no such user '$rootless_user'"
+  [[ $(id -u "$rootless_user") -ne 0 ]] || asbx_die "--rootless-user must not be root"
+fi
+
+ctx=
+tmp_tag=
+cleanup() {
+  local rc=$?
+  [[ -n $ctx && -d $ctx ]] && rm -rf --one-file-system "$ctx"
+  if [[ -n $tmp_tag ]]; then
+    local id
+    if id=$(podman image inspect --format '{{.Id}}' "$tmp_tag" 2>/dev/null); then
+      podman untag "$id" "$tmp_tag" >/dev/null 2>&1 || true
+      [[ $(podman image inspect --format '{{.Id}}' "$ASBX_IMAGE" 2>/dev/null) == "$id" ]] ||
+        podman rmi "$id" >/dev/null 2>&1 || true
+    fi
+  fi
+  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# 1. Base image (its own cache; ~0.2 s when up to date). Its output goes to stderr.
+"$ASBX_ROOT/scripts/build-base.sh" >&2 || asbx_die "build-base.sh failed"
+base_id=$(podman image inspect --format '{{.Id}}' "$ASBX_BASE_IMAGE") ||
+  asbx_die "base image $ASBX_BASE_IMAGE missing after build-base.sh"
+
+# 2. Minimal build context on the cache's filesystem (the CLI binaries are hard-linked in).
+mkdir -p "$ASBX_CACHE"
+ctx=$(mktemp -d "$ASBX_CACHE/.build-ctx.XXXXXX")
+"$ASBX_ROOT/scripts/agent-clis.sh" --dest "$ctx" >&2 || asbx_die "agent-clis.sh failed"
+cp "$ASBX_ROOT/Containerfile" "$ctx/Containerfile"
+
+# 3. Input hash; skip when the image already carries it.
+input_hash=$(
+  {
+    printf 'containerfile %s\n' "$(sha256sum < "$ctx/Containerfile" | cut -d' ' -f1)"
+    printf 'agent-clis %s\n' "$(sha256sum < "$ctx/agent-clis.versions" | cut -d' ' -f1)"
+    printf 'base %s\n' "$base_id"
+  } | sha256sum | cut -d' ' -f1
+)
+image_label() {  # image_label IMAGE -> value of HASH_LABEL (empty if none/missing)
+  podman image inspect --format "{{index .Labels \"$HASH_LABEL\"}}" "$1" 2>/dev/null || true
+}
+have=$(image_label "$ASBX_IMAGE")
+if [[ $force -eq 0 && $have == "$input_hash" ]]; then
+  asbx_log "$ASBX_IMAGE is up to date (input hash ${input_hash:0:16})"
+else
+  [[ -n $have ]] && asbx_log "$ASBX_IMAGE has input hash ${have:0:16}, want ${input_hash:0:16}: rebuilding"
+  old_id=$(podman image inspect --format '{{.Id}}' "$ASBX_IMAGE" 2>/dev/null || true)
+  tmp_tag=${ASBX_IMAGE%:*}-building:$$
+  asbx_log "podman build $ASBX_IMAGE (base $ASBX_BASE_IMAGE ${base_id:0:12})"
+  start=$SECONDS
+  # Build output (step log) goes to stderr; --iidfile gives the id without parsing it.
+  podman build --pull=never --network=none --layers \
+    --build-arg "BASE=$ASBX_BASE_IMAGE" \
+    --label "$HASH_LABEL=$input_hash" \
+    --iidfile "$ctx/.iid" \
+    -t "$tmp_tag" -f "$ctx/Containerfile" "$ctx" >&2 || asbx_die "podman build failed"
+  new_id=$(<"$ctx/.iid"); new_id=${new_id#sha256:}
+  podman tag "$new_id" "$ASBX_IMAGE" || asbx_die "podman tag failed"
+  podman untag "$new_id" "$tmp_tag" || asbx_die "podman untag $tmp_tag failed"
+  tmp_tag=
+  [[ $(image_label "$ASBX_IMAGE") == "$input_hash" ]] ||
+    asbx_die "$ASBX_IMAGE does not carry the new input hash after tagging"
+  # The previous image, now nameless, only holds disk space (ignore failure: still in use).
+  if [[ -n $old_id && $old_id != "$new_id" ]]; then
+    podman rmi "$old_id" >/dev/null 2>&1 || true
+  fi
+  asbx_log "built $ASBX_IMAGE (${new_id:0:12}) in $((SECONDS - start)) s"
+fi
+rm -rf --one-file-system "$ctx"; ctx=
+
+# 4. Optional copy into a user's rootless storage.
+if [[ -n $rootless_user ]]; then
+  uid=$(id -u "$rootless_user")
+  home=$(getent passwd "$rootless_user" | cut -d: -f6)
+  as_user() {
+    # Run in the user's home with the env rootless podman expects; keep our containers.conf.
+    local env=(HOME="$home" USER="$rootless_user" LOGNAME="$rootless_user" PATH=/usr/local/bin:/usr/bin:/bin)
+    [[ -d /run/user/$uid ]] && env+=(XDG_RUNTIME_DIR="/run/user/$uid")
+    [[ -r $CONTAINERS_CONF ]] && env+=(CONTAINERS_CONF="$CONTAINERS_CONF")
+    (cd / && runuser -u "$rootless_user" -- env -i "${env[@]}" "$@")
+  }
+  [[ -n $home && -d $home ]] || asbx_die "--rootless-user: $rootless_user has no home directory"
+  theirs=$(as_user podman image inspect --format "{{index .Labels \"$HASH_LABEL\"}}" "$ASBX_IMAGE" 2>/dev/null || true)
+  if [[ $theirs == "$input_hash" ]]; then
+    asbx_log "$ASBX_IMAGE is up to date in $rootless_user's rootless storage"
+  else
+    grep -q "^$rootless_user:" /etc/subuid 2>/dev/null ||
+      asbx_log "warning: $rootless_user has no /etc/subuid range; loading files owned by uid 1000 may fail"
+    asbx_log "copying $ASBX_IMAGE into $rootless_user's rootless storage (${theirs:+stale, }podman save | podman load)"
+    start=$SECONDS
+    their_old=$(as_user podman image inspect --format '{{.Id}}' "$ASBX_IMAGE" 2>/dev/null || true)
+    if ! podman save "$ASBX_IMAGE" | as_user podman load >&2; then
+      asbx_die "copy into $rootless_user's storage failed (check /etc/subuid and /etc/subgid for $rootless_user)"
+    fi
+    theirs=$(as_user podman image inspect --format "{{index .Labels \"$HASH_LABEL\"}}" "$ASBX_IMAGE" 2>/dev/null || true)
+    [[ $theirs == "$input_hash" ]] ||
+      asbx_die "$ASBX_IMAGE in $rootless_user's storage does not carry input hash ${input_hash:0:16} after load"
+    their_new=$(as_user podman image inspect --format '{{.Id}}' "$ASBX_IMAGE" 2>/dev/null || true)
+    if [[ -n $their_old && $their_old != "$their_new" ]]; then
+      as_user podman rmi "$their_old" >/dev/null 2>&1 || true
+    fi
+    asbx_log "copied into $rootless_user's storage in $((SECONDS - start)) s"
+  fi
+fi
