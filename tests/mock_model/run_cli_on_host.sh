@@ -10,6 +10,7 @@
 #                        exists, else root with IS_SANDBOX=1 for claude
 #   CLI_TIMEOUT          seconds per CLI run (default 60)
 #   KEEP=1               keep the temp work dir (printed) for inspection
+#   MOCK_COMMAND         override the scripted shell command (e.g. `false` to see a FAIL)
 # Exit 0 only if every requested CLI made the commit through its shell tool.
 set -euo pipefail
 
@@ -23,7 +24,7 @@ PY=/usr/bin/python3
 CLIS=("$@")
 [ ${#CLIS[@]} -gt 0 ] || CLIS=(codex claude)
 
-COMMAND='echo hello > note.txt && git add note.txt && git -c user.email=a@b -c user.name=agent commit -qm note'
+COMMAND=${MOCK_COMMAND:-'echo hello > note.txt && git add note.txt && git -c user.email=a@b -c user.name=agent commit -qm note'}
 FINAL='MOCK-FINAL: note.txt committed'
 PROMPT='Create note.txt containing hello and commit it.'
 
