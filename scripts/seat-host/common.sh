@@ -1,0 +1,21 @@
+# Shared by the seat-host scripts. Source it after ../lib.sh.
+# shellcheck shell=bash
+ASBX_SEAT_STATE=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
+SEAT_KEY=$ASBX_SEAT_STATE/id_ed25519
+SEAT_KNOWN_HOSTS=$ASBX_SEAT_STATE/known_hosts
+SEAT_SSH_CONFIG=$ASBX_SEAT_STATE/ssh_config
+SEAT_REGISTRY=$ASBX_SEAT_STATE/registry.toml
+# Every container and volume the seat scripts create carries this label; down.sh removes only those.
+SEAT_LABEL=io.agent-sandbox.seat
+
+# Loopback port published for a seat's sshd ("" if none).
+seat_port() {
+  podman port "$1" 22/tcp 2>/dev/null | head -n1 | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p'
+}
+
+# Options every ssh to a seat uses (strict host key checking against our known_hosts).
+seat_ssh_opts() {
+  SEAT_SSH_OPTS=(-F /dev/null -i "$SEAT_KEY" -o IdentitiesOnly=yes -o BatchMode=yes
+    -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$SEAT_KNOWN_HOSTS"
+    -o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=5 -o LogLevel=ERROR)
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Boots N agent-seat hosts asbx-seat-1..N as rootful podman containers with systemd as PID 1
+# (running ones are reused), waits until each answers ssh and has its user bus, and writes a
+# registry TOML. Its path is the only line on stdout; progress goes to stderr.
+#
+# usage: up.sh N [--sandbox-run PATH] [--image-archive PATH] [--seat-config FILE]
+#                [--capacity K] [--memory SIZE] [--pids-limit N] [--no-build]
+#   --sandbox-run PATH    copy PATH to /usr/local/bin/sandbox-run (0755) on every seat
+#   --image-archive PATH  `podman save` tar; loaded into seat's rootless storage unless that
+#                         image Id is already there
+#   --seat-config FILE    copied to ~seat/.config/agent-sandbox/seat.toml
+#   --capacity K          capacity written to the registry (default 4)
+#   --memory/--pids-limit ceiling of the whole seat (default 4g / 4096)
+# State (client key, known_hosts, ssh_config, registry.toml): ${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
+set -euo pipefail
+here=$(dirname "${BASH_SOURCE[0]}")
+. "$here/../lib.sh"
+. "$here/common.sh"
+
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+count=
+sandbox_run=
+image_archive=
+seat_config=
+capacity=4
+memory=4g
+pids_limit=4096
+build=1
+# slirp4netns: the published port is a userspace listener, so no iptables is needed on the host
+# (this VM has none; netavark's bridge fails with "netavark: No such file or directory").
+network=${ASBX_SEAT_NETWORK:-slirp4netns}
+while (($#)); do
+  case $1 in
+    --sandbox-run) sandbox_run=${2:?}; shift 2 ;;
+    --image-archive) image_archive=${2:?}; shift 2 ;;
+    --seat-config) seat_config=${2:?}; shift 2 ;;
+    --capacity) capacity=${2:?}; shift 2 ;;
+    --memory) memory=${2:?}; shift 2 ;;
+    --pids-limit) pids_limit=${2:?}; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h|--help) usage ;;
+    -*) asbx_log "unknown option $1"; usage ;;
+    *) [[ -z $count ]] || usage; count=$1; shift ;;
+  esac
+done
+[[ $count =~ ^[1-9][0-9]*$ ]] || usage
+[[ $capacity =~ ^[0-9]+$ ]] || asbx_die "--capacity must be a number"
+for f in "$sandbox_run" "$image_archive" "$seat_config"; do
+  [[ -z $f || -f $f ]] || asbx_die "no such file: $f"
+done
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+if ((build)); then
+  "$here/build.sh" >&2
+fi
+podman image exists "$ASBX_SEAT_IMAGE" || asbx_die "$ASBX_SEAT_IMAGE missing (run build.sh)"
+
+install -d -m 0700 "$ASBX_SEAT_STATE" "$ASBX_SEAT_STATE/ssh_config.d"
+exec 9>"$ASBX_SEAT_STATE/.lock"
+flock 9
+
+if [[ ! -f $SEAT_KEY ]]; then
+  ssh-keygen -q -t ed25519 -N '' -C agent-sandbox-seat-client -f "$SEAT_KEY"
+fi
+# Bind-mounted read-only as seat's authorized_keys (root-owned 0644 passes sshd's StrictModes).
+install -m 0644 "$SEAT_KEY.pub" "$ASBX_SEAT_STATE/authorized_keys"
+touch "$SEAT_KNOWN_HOSTS"
+cat >"$SEAT_SSH_CONFIG" <<EOF
+# ssh -F $SEAT_SSH_CONFIG asbx-seat-N   (one file per seat in ssh_config.d/)
+Include $ASBX_SEAT_STATE/ssh_config.d/*.conf
+EOF
+
+# Lowest free loopback port from 22001 that no seat container has claimed either.
+used_ports() {
+  podman ps -a --format '{{.Ports}}' | grep -o '127\.0\.0\.1:[0-9]*' | cut -d: -f2 || true
+}
+pick_port() {
+  local p used
+  used=$(used_ports)
+  for ((p = 22001; p < 23000; p++)); do
+    grep -qx "$p" <<<"$used" && continue
+    [[ -n $(ss -Hltn "sport = :$p") ]] && continue
+    echo "$p"
+    return
+  done
+  asbx_die "no free loopback port in 22001-22999"
+}
+
+declare -A started port
+names=()
+for ((i = 1; i <= count; i++)); do
+  name=asbx-seat-$i
+  names+=("$name")
+  status=$(podman container inspect --format '{{.State.Status}}' "$name" 2>/dev/null || true)
+  if [[ -n $status ]]; then
+    label=$(podman container inspect --format "{{index .Config.Labels \"$SEAT_LABEL\"}}" "$name")
+    [[ $label == 1 ]] || asbx_die "container $name exists but was not made by up.sh"
+    if [[ $status == running ]]; then
+      asbx_log "$name: running, reused"
+      started[$name]=
+    else
+      asbx_log "$name: $status, starting it"
+      started[$name]=$(now)
+      podman start "$name" >/dev/null
+    fi
+    port[$name]=$(seat_port "$name")
+    [[ -n ${port[$name]} ]] || asbx_die "$name publishes no loopback ssh port"
+    continue
+  fi
+  podman volume exists "$name-storage" ||
+    podman volume create --label "$SEAT_LABEL=1" "$name-storage" >/dev/null
+  p=$(pick_port)
+  port[$name]=$p
+  asbx_log "$name: booting on 127.0.0.1:$p"
+  started[$name]=$(now)
+  podman run -d --name "$name" --hostname "$name" --label "$SEAT_LABEL=1" \
+    --runtime runc --privileged --cgroupns=private --systemd=false --network "$network" \
+    --tmpfs /run:rw,mode=755 --tmpfs /run/lock --tmpfs /tmp:rw,mode=1777 --stop-signal SIGRTMIN+3 \
+    --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 -p "127.0.0.1:$p:22" \
+    --memory "$memory" --pids-limit "$pids_limit" \
+    -v "$name-storage:/home/seat/.local/share/containers" \
+    --mount "type=bind,src=$ASBX_SEAT_STATE/authorized_keys,dst=/home/seat/.ssh/authorized_keys,ro" \
+    "$ASBX_SEAT_IMAGE" /sbin/init >/dev/null
+done
+
+seat_ssh_opts
+declare -A host_key
+for name in "${names[@]}"; do
+  p=${port[$name]}
+  t0=${started[$name]:-$(now)}
+  # The host key is made at first boot; read it through the container runtime (not the network).
+  key=
+  for ((n = 0; n < 300; n++)); do
+    key=$(podman exec "$name" cat /etc/ssh/ssh_host_ed25519_key.pub 2>/dev/null | awk '{print $1" "$2}') || true
+    [[ -n $key ]] && break
+    sleep 0.1
+  done
+  [[ -n $key ]] || asbx_die "$name: no ssh host key after 30 s"
+  host_key[$name]=$key
+  grep -vF "[127.0.0.1]:$p " "$SEAT_KNOWN_HOSTS" >"$SEAT_KNOWN_HOSTS.new" || true
+  echo "[127.0.0.1]:$p $key" >>"$SEAT_KNOWN_HOSTS.new"
+  mv "$SEAT_KNOWN_HOSTS.new" "$SEAT_KNOWN_HOSTS"
+  cat >"$ASBX_SEAT_STATE/ssh_config.d/$name.conf" <<EOF
+Host $name
+  HostName 127.0.0.1
+  Port $p
+  User seat
+  IdentityFile $SEAT_KEY
+  IdentitiesOnly yes
+  BatchMode yes
+  StrictHostKeyChecking yes
+  UserKnownHostsFile $SEAT_KNOWN_HOSTS
+  GlobalKnownHostsFile /dev/null
+  LogLevel ERROR
+EOF
+
+  ok=0
+  for ((n = 0; n < 300; n++)); do
+    if ssh "${SEAT_SSH_OPTS[@]}" -p "$p" seat@127.0.0.1 true </dev/null 2>/dev/null; then ok=1; break; fi
+    sleep 0.1
+  done
+  ((ok)) || asbx_die "$name: ssh did not answer within 30 s (podman logs $name)"
+  t_ssh=$(now)
+  # The lingering user manager brings up /run/user/1000/bus.
+  ok=0
+  for ((n = 0; n < 300; n++)); do
+    if ssh "${SEAT_SSH_OPTS[@]}" -p "$p" seat@127.0.0.1 'test -S /run/user/1000/bus' </dev/null 2>/dev/null; then ok=1; break; fi
+    sleep 0.1
+  done
+  ((ok)) || asbx_die "$name: no user bus /run/user/1000/bus within 30 s"
+  t_bus=$(now)
+  if [[ -n ${started[$name]} ]]; then
+    asbx_log "$name: 127.0.0.1:$p ssh after $(elapsed "$t0" "$t_ssh") s, user bus after $(elapsed "$t0" "$t_bus") s"
+  else
+    asbx_log "$name: 127.0.0.1:$p answers ssh"
+  fi
+done
+
+on_seat() { local name=$1; shift; ssh "${SEAT_SSH_OPTS[@]}" -p "${port[$name]}" seat@127.0.0.1 "$@"; }
+
+archive_id=
+if [[ -n $image_archive ]]; then
+  # docker-archive (podman save's default): manifest.json names the config blob <Id>.json
+  archive_id=$(tar -xOf "$image_archive" manifest.json 2>/dev/null |
+    grep -o '"Config":"[^"]*"' | head -n1 | sed 's/.*"\(sha256:\)\{0,1\}\([0-9a-f]\{64\}\)\.json"$/\2/;t;d' || true)
+  [[ -n $archive_id ]] || asbx_log "cannot read the image Id of $image_archive; loading it unconditionally"
+fi
+
+for name in "${names[@]}"; do
+  if [[ -n $sandbox_run ]]; then
+    podman cp "$sandbox_run" "$name:/usr/local/bin/sandbox-run"
+    podman exec "$name" sh -c 'chown root:root /usr/local/bin/sandbox-run && chmod 0755 /usr/local/bin/sandbox-run'
+    missing=$(podman exec "$name" sh -c 'ldd /usr/local/bin/sandbox-run 2>&1 | grep "not found"' || true)
+    [[ -z $missing ]] || asbx_log "$name: sandbox-run lacks libraries: $(echo $missing)"
+    asbx_log "$name: installed /usr/local/bin/sandbox-run"
+  fi
+  if [[ -n $seat_config ]]; then
+    on_seat "$name" 'mkdir -p ~/.config/agent-sandbox && cat >~/.config/agent-sandbox/seat.toml' <"$seat_config"
+    asbx_log "$name: wrote ~seat/.config/agent-sandbox/seat.toml"
+  fi
+  if [[ -n $image_archive ]]; then
+    if [[ -n $archive_id ]] && on_seat "$name" "podman image exists $archive_id" </dev/null; then
+      asbx_log "$name: image ${archive_id:0:12} already loaded"
+    else
+      t0=$(now)
+      on_seat "$name" 'podman load -q' <"$image_archive" >&2
+      asbx_log "$name: loaded $image_archive in $(elapsed "$t0" "$(now)") s"
+    fi
+    # Leave no podman pause process behind while no container runs: a fresh seat has none, and
+    # tests of the no-new-privileges path depend on that.
+    on_seat "$name" '[ -n "$(podman ps -q)" ] || { p=$(cat "$XDG_RUNTIME_DIR/libpod/tmp/pause.pid" 2>/dev/null) && kill "$p"; } 2>/dev/null; true' </dev/null
+  fi
+done
+
+tmp=$(mktemp "$SEAT_REGISTRY.XXXXXX")
+{
+  echo "# agent-seat hosts booted by scripts/seat-host/up.sh on $(date -u +%FT%TZ)"
+  for name in "${names[@]}"; do
+    cat <<EOF
+
+[[host]]
+name = "$name"
+address = "127.0.0.1"
+port = ${port[$name]}
+user = "seat"
+roles = ["agent-seat"]
+host_key = "${host_key[$name]}"
+identity_file = "$SEAT_KEY"
+capacity = $capacity
+EOF
+  done
+} >"$tmp"
+chmod 0644 "$tmp"
+mv "$tmp" "$SEAT_REGISTRY"
+echo "$SEAT_REGISTRY"
