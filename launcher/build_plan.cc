@@ -1,0 +1,117 @@
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include "credtable/env_policy.h"
+#include "launcher/error.h"
+#include "launcher/request.h"
+#include "launcher/units.h"
+#include "mounts/workspace.h"
+
+extern char** environ;
+
+namespace asbx {
+namespace {
+
+Limits limits_for(const Request& req, const SeatConfig& seat) {
+  Limits l;
+  l.memory_bytes = parse_size(req.memory.value_or(seat.memory), "--memory");
+  l.pids = req.pids.value_or(seat.pids);
+  l.cpus = req.cpus.value_or(seat.cpus);
+  l.cpu_shares = req.cpu_shares.value_or(seat.cpu_shares);
+  if (l.memory_bytes < (6 << 20)) throw Error(ErrorKind::usage, "--memory: at least 6m is needed to start a container");
+  if (l.pids < 8) throw Error(ErrorKind::usage, "--pids: at least 8 is needed to start a container");
+  if (l.cpus <= 0 || l.cpus > 1024) throw Error(ErrorKind::usage, "--cpus: must be greater than 0 and at most 1024");
+  if (l.cpu_shares < 2 || l.cpu_shares > 262144) throw Error(ErrorKind::usage, "--cpu-shares: must be between 2 and 262144");
+  return l;
+}
+
+std::map<std::string, std::string> session_labels(const LaunchPlan& plan, const UserFacts& user,
+                                                  const SessionFacts& facts) {
+  return {
+      {"agent-sandbox.session", plan.session_id},
+      {"agent-sandbox.owner", user.name.empty() ? std::to_string(user.uid) : user.name},
+      {"agent-sandbox.started", std::to_string(facts.now_unix)},
+      {"agent-sandbox.launcher-pid", std::to_string(facts.pid)},
+      {"agent-sandbox.boot-id", facts.boot_id},
+      {"agent-sandbox.timeout-ms", std::to_string(plan.timeout_ms)},
+  };
+}
+
+// Rootful: the caller's own uid, except that root is never the agent: the image's
+// agent user (1000) is used instead. Rootless: keep-id maps the caller onto itself.
+std::string container_user(const UserFacts& user) {
+  if (user.uid == 0) return "1000:1000";
+  return std::to_string(user.uid) + ":" + std::to_string(user.gid);
+}
+
+void add_system_mounts(LaunchPlan& plan) {
+  plan.mounts.push_back({"tmpfs", "tmpfs", "/tmp", {"rw", "size=512m", "nosuid", "nodev", "mode=1777"}});
+  plan.mounts.push_back({"tmpfs", "tmpfs", "/sandbox/home", {"rw", "size=512m", "nosuid", "nodev", "mode=0700",
+                                                             "U"}});
+}
+
+}  // namespace
+
+SessionFacts current_session_facts() {
+  SessionFacts f;
+  f.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
+  f.pid = ::getpid();
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::getline(boot, f.boot_id);
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) f.environ[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return f;
+}
+
+std::string new_session_id(std::int64_t now_unix) {
+  std::random_device rd;
+  char suffix[9];
+  std::snprintf(suffix, sizeof suffix, "%08x", rd());
+  return "s" + std::to_string(now_unix) + "-" + suffix;
+}
+
+void validate_session_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 64 && std::isalnum(static_cast<unsigned char>(id[0]));
+  for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+  if (!ok)
+    throw Error(ErrorKind::usage, "--id: '" + id + "' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit");
+}
+
+LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts) {
+  if (req.argv.empty()) throw Error(ErrorKind::usage, "no command given: use agent-sandbox [options] -- COMMAND [ARG...]");
+  LaunchPlan plan;
+  plan.session_id = req.id.empty() ? new_session_id(facts.now_unix) : req.id;
+  validate_session_id(plan.session_id);
+  plan.container_name = "asbx-" + plan.session_id;
+  plan.image = req.image.value_or(seat.image);
+  plan.argv = req.argv;
+  plan.rootless = user.uid != 0;
+  plan.user = container_user(user);
+  plan.limits = limits_for(req, seat);
+  plan.timeout_ms = req.timeout ? parse_duration_ms(*req.timeout, "--timeout") : 0;
+  plan.network = req.network.value_or(seat.network);
+  plan.tty = req.tty;
+  plan.hostname = "agent-sandbox";
+  plan.socket = seat.socket;
+  plan.session_dir = seat.runtime_dir + "/" + plan.session_id;
+  plan.waive_unenforced_limits = seat.waive_unenforced_limits;
+  plan.waiver_source = seat.waive_unenforced_limits ? seat.path : "";
+  plan.env = container_env(facts.environ, {});
+  plan.workdir = "/sandbox/home";
+  add_system_mounts(plan);
+  if (req.workspace) {
+    WorkspaceMount ws = plan_workspace(*req.workspace, seat.workspace_root);
+    plan.mounts.push_back(ws.mount);
+    plan.workdir = ws.container_path;
+  }
+  plan.labels = session_labels(plan, user, facts);
+  return plan;
+}
+
+}  // namespace asbx

@@ -1,0 +1,102 @@
+#include "launcher/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "launcher/error.h"
+#include "launcher/local.h"
+#include "launcher/status.h"
+
+namespace asbx {
+namespace {
+
+// Split at the first "--": what follows is the command, untouched by option parsing.
+std::vector<std::string> split_command(int argc, char** argv, std::vector<std::string>& options) {
+  std::vector<std::string> command;
+  bool in_command = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (!in_command && a == "--") {
+      in_command = true;
+      continue;
+    }
+    (in_command ? command : options).push_back(a);
+  }
+  return command;
+}
+
+void add_session_options(CLI::App& app, Request& req) {
+  app.add_option("--id", req.id, "session id (letters, digits, - _ .); default: generated");
+  app.add_option("--image", req.image, "container image on the seat");
+  app.add_option("--workspace", req.workspace, "workspace directory under the seat's permitted root");
+  app.add_option("--memory", req.memory, "memory limit, e.g. 12g (swap is forbidden)");
+  app.add_option("--pids", req.pids, "pids limit")->check(CLI::PositiveNumber);
+  app.add_option("--cpus", req.cpus, "CPU quota in cores");
+  app.add_option("--cpu-shares", req.cpu_shares, "CPU shares")->check(CLI::PositiveNumber);
+  app.add_option("--timeout", req.timeout, "kill the session after DURATION (e.g. 90s, 30m)");
+  app.add_option("--network", req.network, "network mode for the container (default: none)");
+  app.add_option("--runtime", req.runtime, "credtable row: codex, claude or cursor-agent");
+  app.add_option("--account", req.account, "credential identity within the runtime row");
+  app.add_option("--credential", req.credential, "explicit credential file (instead of the row's template)");
+  app.add_flag("--tty", req.tty, "allocate a terminal (raw mode; window size follows)");
+  app.add_flag("--dry-run", req.dry_run, "print the launch plan as JSON and create nothing");
+  app.add_option("--status-file", req.status_file, "write the status record (JSON) here at the end");
+  app.add_option("--ledger", req.ledger, "append the ledger line here instead of the default");
+}
+
+void print_exit_codes(bool json) {
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& row : exit_code_table())
+      out.push_back({{"code", row.code}, {"name", row.name}, {"meaning", row.meaning}});
+    std::cout << out.dump(2) << std::endl;
+    return;
+  }
+  for (const auto& row : exit_code_table()) std::printf("%3d  %-24s %s\n", row.code, row.name, row.meaning);
+}
+
+int usage_error(const std::string& program, const std::string& message, const Request& req) {
+  Error e(ErrorKind::usage, message);
+  std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+  if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+  return e.exit_code();
+}
+
+int main_for(const std::string& program, int argc, char** argv) {
+  Request req;
+  std::vector<std::string> options;
+  req.argv = split_command(argc, argv, options);
+  CLI::App app{program + ": run an agent in an ephemeral, locked-down podman container", program};
+  app.prefix_command();  // without "--", the first non-option word starts the command
+  add_session_options(app, req);
+  bool codes_json = false;
+  auto* codes = app.add_subcommand("exit-codes", "print the table of launcher exit codes");
+  codes->add_flag("--json", codes_json, "as JSON");
+  try {
+    std::reverse(options.begin(), options.end());
+    app.parse(options);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(program, e.what(), req);
+  }
+  if (codes->parsed()) {
+    print_exit_codes(codes_json);
+    return 0;
+  }
+  auto rest = app.remaining();
+  if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-')
+    return usage_error(program, "unknown option '" + rest[0] + "'; run '" + program + " --help'", req);
+  if (!rest.empty() && !req.argv.empty())
+    return usage_error(program, "unexpected '" + rest[0] + "' before '--': the command goes after '--'", req);
+  req.argv.insert(req.argv.begin(), rest.begin(), rest.end());
+  return run_local(req, LocalOptions{program});
+}
+
+}  // namespace
+
+int agent_sandbox_main(int argc, char** argv) { return main_for("agent-sandbox", argc, argv); }
+int sandbox_run_main(int argc, char** argv) { return main_for("sandbox-run", argc, argv); }
+
+}  // namespace asbx

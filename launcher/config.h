@@ -1,0 +1,46 @@
+// The seat's configuration file (TOML). Every value has a known origin; unknown keys
+// and wrong types are errors naming file:line. The waiver for unenforced limits lives
+// here and nowhere else: no flag or environment variable can set it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace asbx {
+
+struct SeatConfig {
+  std::string path;  // file it came from; "" = embedded defaults
+  std::string socket;
+  std::string image = "localhost/agent-sandbox:latest";
+  std::string network = "none";
+  std::string workspace_root;              // default $HOME/sandbox/workspaces
+  std::vector<std::string> git_roots;      // default $HOME/cdx-offload/git-common
+  std::string runtime_dir;                 // per-session scratch on the seat
+  std::string ledger;                      // default $XDG_STATE_HOME/agent-sandbox/ledger.jsonl
+  std::string credtable;                   // default: the table installed with the program
+  bool waive_unenforced_limits = false;
+  std::string memory = "12g";
+  std::int64_t pids = 512;
+  double cpus = 4;
+  std::int64_t cpu_shares = 256;
+};
+
+// Facts about the user the launcher runs as; passed in so policy stays pure.
+struct UserFacts {
+  unsigned uid = 0;
+  unsigned gid = 0;
+  std::string name;
+  std::string home;
+  std::string xdg_config_home;  // "" when unset
+  std::string xdg_runtime_dir;  // "" when unset
+  std::string xdg_state_home;   // "" when unset
+};
+
+UserFacts current_user_facts();
+std::string default_seat_config_path(const UserFacts& user);
+// Embedded defaults for this user, overlaid by the file when it exists.
+SeatConfig load_seat_config(const std::string& path, const UserFacts& user);
+SeatConfig parse_seat_config(const std::string& text, const std::string& path, const UserFacts& user);
+std::string expand_home(const std::string& path, const UserFacts& user);
+
+}  // namespace asbx

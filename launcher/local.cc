@@ -1,0 +1,53 @@
+#include "launcher/local.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "launcher/session.h"
+#include "launcher/spec.h"
+#include "launcher/status.h"
+
+namespace asbx {
+namespace {
+
+void report(const LocalOptions& opts, const SessionResult& r) {
+  for (const auto& w : r.warnings) std::fprintf(stderr, "%s: warning: %s\n", opts.program.c_str(), w.c_str());
+  if (r.outcome != "exited" && !r.message.empty())
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), r.message.c_str());
+}
+
+std::string ledger_path(const Request& req, const SeatConfig& seat) {
+  return req.ledger.empty() ? seat.ledger : req.ledger;
+}
+
+}  // namespace
+
+SeatConfig current_seat_config() {
+  UserFacts user = current_user_facts();
+  return load_seat_config(default_seat_config_path(user), user);
+}
+
+int run_local(const Request& req, const LocalOptions& opts) {
+  SeatConfig seat;
+  LaunchPlan plan;
+  try {
+    seat = current_seat_config();
+    plan = build_plan(req, seat, current_user_facts(), current_session_facts());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+    return e.exit_code();
+  }
+  if (req.dry_run) {
+    std::cout << plan_json(plan).dump(2) << std::endl;
+    return 0;
+  }
+  SessionResult result = run_session(plan, StdioFds{});
+  report(opts, result);
+  nlohmann::json record = status_record(plan, result);
+  if (!req.status_file.empty()) write_status_file(req.status_file, record);
+  append_ledger(ledger_path(req, seat), record);
+  return result.exit_code;
+}
+
+}  // namespace asbx

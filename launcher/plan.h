@@ -1,0 +1,67 @@
+// A session is a plain value: everything the mechanism will do, decided up front by
+// pure code. `--dry-run` prints it; golden tests pin it.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace asbx {
+
+struct Limits {
+  std::int64_t memory_bytes = 0;
+  std::int64_t pids = 0;
+  double cpus = 0;
+  std::int64_t cpu_shares = 0;
+  std::int64_t nofile = 8192;   // rlimits are always sent (podman's default cannot be set here)
+  std::int64_t nproc = 4096;   // per host uid; pids.max is the real ceiling
+  bool operator==(const Limits&) const = default;
+};
+
+struct Mount {
+  std::string type;  // "bind" or "tmpfs"
+  std::string source;
+  std::string destination;
+  std::vector<std::string> options;
+  bool read_only() const;
+  bool operator==(const Mount&) const = default;
+};
+
+// A credential travels as a path, never as its content.
+struct StagedCredential {
+  std::string runtime;      // credtable row
+  std::string source;       // absolute path on the seat (resolved, readable)
+  std::string staged_at;    // read-only mount inside, under /sandbox-secrets
+  std::string copy_to;      // writable copy inside the ephemeral HOME
+  bool operator==(const StagedCredential&) const = default;
+};
+
+struct LaunchPlan {
+  std::string session_id;
+  std::string container_name;
+  std::string image;
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // allowlisted, never secret
+  std::string workdir;
+  std::string user;            // "UID:GID" inside the container
+  bool rootless = false;       // rootless service → userns keep-id
+  Limits limits;
+  std::vector<Mount> mounts;
+  std::vector<StagedCredential> credentials;
+  std::map<std::string, std::string> labels;
+  std::string hostname;
+  std::string network = "none";
+  bool tty = false;
+  std::int64_t timeout_ms = 0;  // 0 = none
+  std::int64_t grace_ms = 10'000;  // after a forwarded signal, before the kill
+  bool waive_unenforced_limits = false;  // only from the seat's config file
+  std::string waiver_source;             // which file held the waiver
+  std::string runtime;                   // credtable row name, "" = none
+  std::string inner_sandbox = "n/a";     // how the runtime's own sandbox was turned off
+  std::string socket;                    // podman API socket on the seat
+  std::string session_dir;               // seat-side scratch for this session
+  bool operator==(const LaunchPlan&) const = default;
+};
+
+}  // namespace asbx

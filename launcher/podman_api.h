@@ -1,0 +1,49 @@
+// The libpod REST API over the seat's unix socket (cpp-httplib). Every call maps a
+// failure to an Error kind; nothing here decides policy.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace httplib { class Client; }
+
+namespace asbx {
+
+struct Created {
+  std::string id;
+  std::vector<std::string> warnings;
+};
+
+class PodmanApi {
+ public:
+  explicit PodmanApi(std::string socket);
+  ~PodmanApi();
+  const std::string& socket() const { return socket_; }
+
+  nlohmann::json info();                        // throws podman_unreachable
+  bool image_exists(const std::string& image);
+  Created create(const nlohmann::json& body);   // throws create_failed
+  void init(const std::string& id);             // throws start_failed
+  void start(const std::string& id);            // throws start_failed
+  int wait(const std::string& id);              // blocks until the container stops
+  nlohmann::json inspect(const std::string& id);
+  void kill(const std::string& id, int signal);  // best effort
+  void resize(const std::string& id, int rows, int cols);
+  bool remove(const std::string& id);           // force + volumes; false when it failed
+  // Containers carrying `label` (key or key=value), running or not.
+  nlohmann::json list_by_label(const std::string& label);
+
+ private:
+  struct Reply { int status; std::string body; };
+  Reply call(const std::string& method, const std::string& path, const std::string& body = "");
+  std::string socket_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+// The API's error message from a JSON error body, or the raw body.
+std::string api_message(const std::string& body);
+// Path-segment escaping for names like localhost/image:tag.
+std::string url_escape(const std::string& text);
+
+}  // namespace asbx

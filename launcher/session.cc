@@ -1,0 +1,193 @@
+#include "launcher/session.h"
+
+#include <csignal>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "launcher/attach.h"
+#include "launcher/podman_api.h"
+#include "launcher/pump.h"
+#include "launcher/spec.h"
+
+namespace asbx {
+
+void record_error(SessionResult& result, const Error& error) {
+  result.outcome = "launcher_error";
+  result.error_kind = error.kind();
+  result.exit_code = error.exit_code();
+  result.message = error.what();
+}
+
+std::optional<ErrorKind> exec_failure_from_stderr(const std::string& first) {
+  if (first.rfind("ERROR (catatonit:", 0) != 0) return std::nullopt;
+  auto line = first.substr(0, first.find('\n'));
+  if (line.find("failed to exec pid1: No such file or directory") != std::string::npos)
+    return ErrorKind::command_not_found;
+  if (line.find("failed to exec pid1: Permission denied") != std::string::npos)
+    return ErrorKind::command_not_executable;
+  return std::nullopt;
+}
+
+namespace {
+
+const char* kIgnoredLimits = "Resource limits are not supported and ignored";
+
+class Session {
+ public:
+  Session(const LaunchPlan& plan, const StdioFds& io) : plan_(plan), io_(io), api_(plan.socket) {}
+
+  SessionResult run() {
+    std::int64_t t0 = steady_ms();
+    try {
+      prepare();
+      execute(t0);
+    } catch (const Error& e) {
+      record_error(result_, e);
+    } catch (const std::exception& e) {
+      record_error(result_, Error(ErrorKind::internal, e.what()));
+    }
+    cleanup();
+    result_.total_ms = steady_ms() - t0;
+    return result_;
+  }
+
+ private:
+  void prepare() {
+    api_.info();
+    if (!api_.image_exists(plan_.image))
+      throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
+                                                plan_.socket + "); build it with scripts/build-image.sh");
+    Created c = api_.create(create_body(plan_));
+    result_.container_id = c.id;
+    result_.warnings = c.warnings;
+    check_limits_enforced();
+    api_.init(c.id);
+  }
+
+  // Rootless podman on cgroup v1 drops every resource limit and says so only in a warning.
+  void check_limits_enforced() {
+    for (const auto& w : result_.warnings)
+      if (w.find(kIgnoredLimits) != std::string::npos) result_.limits_enforced = false;
+    if (result_.limits_enforced || plan_.waive_unenforced_limits) return;
+    throw Error(ErrorKind::limits_unenforced,
+                "podman will not enforce the memory/pids/cpu limits on this seat (\"" +
+                    std::string(kIgnoredLimits) +
+                    "\"); refusing to start. A seat owner may waive this with waive_unenforced_limits = true in the "
+                    "seat config file");
+  }
+
+  void execute(std::int64_t t0) {
+    AttachStream attach(plan_.socket, result_.container_id);
+    TerminalGuard term(plan_.tty, io_.in);
+    if (plan_.tty) resize();
+    api_.start(result_.container_id);
+    std::int64_t started = steady_ms();
+    result_.setup_ms = started - t0;
+    if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
+    PumpHooks hooks = pump_hooks();
+    PumpResult pumped = pump_stdio(attach, io_, plan_.tty, signals_, hooks);
+    int code = api_.wait(result_.container_id);
+    result_.run_ms = steady_ms() - started;
+    conclude(code, pumped);
+  }
+
+  PumpHooks pump_hooks() {
+    PumpHooks h;
+    h.on_signal = [this](int sig) { forward_signal(sig); };
+    h.on_winch = [this] { resize(); };
+    h.deadline = [this] { return next_deadline(); };
+    h.on_deadline = [this] { deadline_passed(); };
+    return h;
+  }
+
+  std::int64_t next_deadline() const {
+    if (kill_sent_) return -1;
+    if (grace_until_ >= 0) return grace_until_;
+    return timeout_at_;
+  }
+
+  void forward_signal(int sig) {
+    if (result_.cause.empty()) {
+      result_.cause = "signal";
+      result_.signal = sig;
+    }
+    api_.kill(result_.container_id, sig);
+    if (grace_until_ < 0) grace_until_ = steady_ms() + plan_.grace_ms;
+  }
+
+  void deadline_passed() {
+    if (grace_until_ < 0 && result_.cause.empty()) result_.cause = "timeout";
+    kill_sent_ = true;
+    api_.kill(result_.container_id, SIGKILL);
+  }
+
+  void resize() {
+    winsize ws{};
+    if (::ioctl(io_.in, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+      api_.resize(result_.container_id, ws.ws_row, ws.ws_col);
+  }
+
+  void conclude(int code, const PumpResult& pumped) {
+    nlohmann::json state = api_.inspect(result_.container_id);
+    if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
+    result_.agent_exit_code = code;
+    if (auto failure = exec_failure_from_stderr(pumped.first_stderr); failure && code == 1) {
+      result_.agent_exit_code.reset();
+      throw Error(*failure, std::string(*failure == ErrorKind::command_not_found ? "command not found"
+                                                                                   : "command not executable") +
+                                " inside the container: '" + plan_.argv[0] + "'");
+    }
+    if (result_.cause == "timeout") {
+      record_error(result_, Error(ErrorKind::killed_timeout, "killed: the session's timeout of " +
+                                                                 std::to_string(plan_.timeout_ms) + " ms passed"));
+      result_.outcome = "killed";
+    } else if (result_.cause == "signal") {
+      result_.outcome = "killed";
+      result_.exit_code = 128 + result_.signal;
+      result_.message = "stopped: the launcher received signal " + std::to_string(result_.signal);
+    } else {
+      result_.outcome = "exited";
+      result_.exit_code = code;
+    }
+  }
+
+  void cleanup() {
+    if (result_.container_id.empty()) return;
+    result_.container_removed = api_.remove(result_.container_id);
+    if (!result_.container_removed)
+      result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
+  }
+
+  // Raw mode for --tty; restored on every exit path (destructor).
+  struct TerminalGuard {
+    TerminalGuard(bool on, int fd) : fd_(fd) {
+      active_ = on && ::isatty(fd) && ::tcgetattr(fd, &saved_) == 0;
+      if (!active_) return;
+      termios raw = saved_;
+      ::cfmakeraw(&raw);
+      ::tcsetattr(fd, TCSANOW, &raw);
+    }
+    ~TerminalGuard() {
+      if (active_) ::tcsetattr(fd_, TCSANOW, &saved_);
+    }
+    int fd_;
+    bool active_ = false;
+    termios saved_{};
+  };
+
+  SignalPipe signals_;  // first: a signal during setup is queued, not fatal
+  const LaunchPlan& plan_;
+  StdioFds io_;
+  PodmanApi api_;
+  SessionResult result_;
+  std::int64_t timeout_at_ = -1;
+  std::int64_t grace_until_ = -1;
+  bool kill_sent_ = false;
+};
+
+}  // namespace
+
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io) { return Session(plan, io).run(); }
+
+}  // namespace asbx

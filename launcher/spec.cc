@@ -1,0 +1,97 @@
+#include "launcher/spec.h"
+
+#include <cmath>
+
+#include "launcher/units.h"
+
+namespace asbx {
+namespace {
+
+using nlohmann::json;
+
+json mounts_json(const std::vector<Mount>& mounts) {
+  json out = json::array();
+  for (const auto& m : mounts)
+    out.push_back({{"type", m.type}, {"source", m.source}, {"destination", m.destination}, {"options", m.options}});
+  return out;
+}
+
+json resources_json(const Limits& l) {
+  constexpr std::int64_t period = 100000;
+  return {
+      {"memory", {{"limit", l.memory_bytes}, {"swap", l.memory_bytes}}},  // swap == limit: no swap
+      {"cpu", {{"quota", std::llround(l.cpus * period)}, {"period", period}, {"shares", l.cpu_shares}}},
+      {"pids", {{"limit", l.pids}}},
+  };
+}
+
+json rlimits_json(const Limits& l) {
+  return json::array({{{"type", "nofile"}, {"soft", l.nofile}, {"hard", l.nofile}},
+                      {{"type", "nproc"}, {"soft", l.nproc}, {"hard", l.nproc}}});
+}
+
+json env_json(const LaunchPlan& plan) {
+  json env = json::object();
+  for (const auto& [name, value] : plan.env) env[name] = value;
+  return env;
+}
+
+}  // namespace
+
+json create_body(const LaunchPlan& plan) {
+  json body = {
+      {"name", plan.container_name},
+      {"image", plan.image},
+      {"command", plan.argv},
+      {"env", env_json(plan)},
+      {"work_dir", plan.workdir},
+      {"hostname", plan.hostname},
+      {"cap_drop", {"ALL"}},
+      {"no_new_privileges", true},
+      {"read_only_filesystem", true},
+      {"init", true},
+      {"terminal", plan.tty},
+      {"stdin", true},
+      {"labels", plan.labels},
+      {"netns", {{"nsmode", plan.network}}},
+      {"r_limits", rlimits_json(plan.limits)},
+      {"resource_limits", resources_json(plan.limits)},
+      {"mounts", mounts_json(plan.mounts)},
+  };
+  if (plan.rootless)
+    body["userns"] = {{"nsmode", "keep-id"}};
+  else
+    body["user"] = plan.user;
+  return body;
+}
+
+json plan_json(const LaunchPlan& plan) {
+  json env_names = json::array();
+  for (const auto& kv : plan.env) env_names.push_back(kv.first);
+  json creds = json::array();
+  for (const auto& c : plan.credentials)
+    creds.push_back({{"runtime", c.runtime}, {"source", c.source}, {"staged_at", c.staged_at}, {"copy_to", c.copy_to}});
+  return {
+      {"session_id", plan.session_id},
+      {"socket", plan.socket},
+      {"rootless", plan.rootless},
+      {"runtime", plan.runtime},
+      {"inner_sandbox", plan.inner_sandbox},
+      {"limits",
+       {{"memory", format_size(plan.limits.memory_bytes)},
+        {"pids", plan.limits.pids},
+        {"cpus", plan.limits.cpus},
+        {"cpu_shares", plan.limits.cpu_shares},
+        {"nofile", plan.limits.nofile},
+        {"nproc", plan.limits.nproc}}},
+      {"timeout_ms", plan.timeout_ms},
+      {"waive_unenforced_limits", plan.waive_unenforced_limits},
+      {"waiver_source", plan.waiver_source},
+      {"env_names", env_names},
+      {"credentials", creds},
+      {"session_dir", plan.session_dir},
+      {"create_body", create_body(plan)},
+  };
+}
+
+}  // namespace asbx

@@ -1,0 +1,103 @@
+#include "launcher/status.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/fdio.h"
+#include "launcher/units.h"
+
+namespace asbx {
+namespace {
+
+using nlohmann::json;
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json limits_json(const LaunchPlan& plan, const SessionResult& r) {
+  return {{"memory", format_size(plan.limits.memory_bytes)}, {"memory_bytes", plan.limits.memory_bytes},
+          {"pids", plan.limits.pids},  {"cpus", plan.limits.cpus},
+          {"cpu_shares", plan.limits.cpu_shares}, {"timeout_ms", plan.timeout_ms},
+          {"enforced", r.limits_enforced},
+          {"waiver", plan.waive_unenforced_limits && !r.limits_enforced ? or_null(plan.waiver_source) : json(nullptr)}};
+}
+
+json counters_json(const KillCounters& c) {
+  auto opt = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+  return {{"cgroup_version", or_null(c.cgroup_version)}, {"oom_kills", c.oom_kills},
+          {"pids_refused", c.pids_refused},          {"memory_peak_bytes", opt(c.memory_peak_bytes)},
+          {"pids_peak", opt(c.pids_peak)},           {"cpu_usage_ns", opt(c.cpu_usage_ns)}};
+}
+
+bool mkdir_parents(const std::string& file) {
+  for (std::size_t at = file.find('/', 1); at != std::string::npos; at = file.find('/', at + 1)) {
+    std::string dir = file.substr(0, at);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+json status_record(const LaunchPlan& plan, const SessionResult& r) {
+  return {
+      {"id", plan.session_id},
+      {"outcome", r.outcome},
+      {"exit_code", r.exit_code},
+      {"agent_exit_code", r.agent_exit_code ? json(*r.agent_exit_code) : json(nullptr)},
+      {"error_kind", r.error_kind ? json(name_of(*r.error_kind)) : json(nullptr)},
+      {"message", or_null(r.message)},
+      {"failed", r.outcome == "launcher_error" ? json("launcher") : r.outcome == "killed" ? json("killed") : json(nullptr)},
+      {"cause", or_null(r.cause)},
+      {"signal", r.signal ? json(r.signal) : json(nullptr)},
+      {"counters", counters_json(r.counters)},
+      {"image", plan.image},
+      {"argv0", plan.argv.empty() ? "" : plan.argv[0]},
+      {"runtime", or_null(plan.runtime)},
+      {"inner_sandbox", plan.inner_sandbox},
+      {"credential_refreshed_in_container", r.credential_refreshed_in_container},
+      {"limits", limits_json(plan, r)},
+      {"mode", plan.rootless ? "rootless" : "rootful"},
+      {"network", plan.network},
+      {"warnings", r.warnings},
+      {"container_id", or_null(r.container_id)},
+      {"container_removed", r.container_removed},
+      {"started_unix", r.started_unix},
+      {"durations_ms", {{"setup", r.setup_ms}, {"run", r.run_ms}, {"total", r.total_ms}}},
+  };
+}
+
+json early_failure_record(const std::string& id, const Error& error) {
+  return {{"id", or_null(id)},          {"outcome", "launcher_error"}, {"exit_code", error.exit_code()},
+          {"agent_exit_code", nullptr}, {"error_kind", name_of(error.kind())}, {"message", error.what()},
+          {"failed", "launcher"},       {"cause", nullptr}};
+}
+
+bool write_status_file(const std::string& path, const json& record) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && write_all(fd, record.dump(2) + "\n") && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    std::fprintf(stderr, "agent-sandbox: warning: cannot write status file %s: %s\n", path.c_str(), std::strerror(errno));
+    ::unlink(tmp.c_str());
+  }
+  return ok;
+}
+
+bool append_ledger(const std::string& path, const json& line) {
+  mkdir_parents(path);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, line.dump() + "\n");
+  if (!ok)
+    std::fprintf(stderr, "agent-sandbox: warning: cannot append to ledger %s: %s\n", path.c_str(), std::strerror(errno));
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+}  // namespace asbx

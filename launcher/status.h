@@ -1,0 +1,20 @@
+// The status record (one JSON object, written to --status-file at the end) and the
+// ledger line (the record plus containment facts, appended under a lock).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "launcher/plan.h"
+#include "launcher/result.h"
+
+namespace asbx {
+
+nlohmann::json status_record(const LaunchPlan& plan, const SessionResult& result);
+// A record for failures before any plan existed (bad flags, bad config).
+nlohmann::json early_failure_record(const std::string& id, const Error& error);
+// Writes atomically (temp file + rename); returns false and says why on stderr.
+bool write_status_file(const std::string& path, const nlohmann::json& record);
+// Appends one line under flock; a failure is a warning on stderr, never fatal.
+bool append_ledger(const std::string& path, const nlohmann::json& line);
+
+}  // namespace asbx

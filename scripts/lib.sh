@@ -1,0 +1,21 @@
+# Shared settings for the project's scripts. Source it; it defines names only.
+# shellcheck shell=bash
+ASBX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Build directory (tests and demo use the executables from here).
+ASBX_BUILD=${ASBX_BUILD:-$ASBX_ROOT/build}
+# Machine-wide cache shared by every clone (debootstrap trees, npm downloads).
+ASBX_CACHE=${ASBX_CACHE:-/var/cache/agent-sandbox}
+# Runtime state of the rootful harness service (socket, pid file, logs).
+ASBX_RUN=${ASBX_RUN:-/run/agent-sandbox}
+ASBX_SOCKET=$ASBX_RUN/podman.sock
+# containers.conf for every podman this project starts (runc: crun refuses hybrid cgroups here).
+export CONTAINERS_CONF=$ASBX_ROOT/scripts/containers.conf
+# Image names.
+ASBX_BASE_IMAGE=localhost/agent-sandbox-base:bookworm
+ASBX_IMAGE=localhost/agent-sandbox:latest
+ASBX_SEAT_IMAGE=localhost/agent-sandbox-seat:bookworm
+# The unprivileged user used for rootless runs on this machine.
+ASBX_ROOTLESS_USER=asbx-rootless
+
+asbx_log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+asbx_die() { asbx_log "error: $*"; exit 1; }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Start/stop the rootful podman API service the local seat and the tests talk to.
+# usage: podman-service.sh start|stop|status
+# The service runs detached, on a project-owned socket, with the project's containers.conf;
+# it is stopped by the PID this script recorded, never by name.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+pidfile=$ASBX_RUN/podman.pid
+
+alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+ping() { curl -fsS --max-time 2 --unix-socket "$ASBX_SOCKET" http://d/_ping >/dev/null 2>&1; }
+
+start() {
+  mkdir -p "$ASBX_RUN"
+  if alive && ping; then return 0; fi
+  alive && kill "$(cat "$pidfile")" 2>/dev/null || true
+  rm -f "$ASBX_SOCKET"
+  # cwd matters: conmon drops its oom marker there (podman 4.3).
+  (cd "$ASBX_RUN" && setsid podman system service --time=0 "unix://$ASBX_SOCKET" \
+     >>"$ASBX_RUN/podman.log" 2>&1 </dev/null & echo $! >"$pidfile")
+  for _ in $(seq 1 100); do ping && { chmod 0660 "$ASBX_SOCKET"; return 0; }; sleep 0.1; done
+  asbx_die "podman service did not answer on $ASBX_SOCKET (see $ASBX_RUN/podman.log)"
+}
+
+stop() {
+  if alive; then
+    pid=$(cat "$pidfile"); kill "$pid"
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -f "$pidfile" "$ASBX_SOCKET"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) alive && ping && echo "running pid $(cat "$pidfile") socket $ASBX_SOCKET" || { echo stopped; exit 1; } ;;
+  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac
