@@ -49,9 +49,11 @@ PodmanApi::Reply PodmanApi::call(const std::string& method, const std::string& p
   httplib::Result r = method == "GET"      ? client_->Get((kPrefix + path).c_str())
                       : method == "DELETE" ? client_->Delete((kPrefix + path).c_str())
                                            : client_->Post((kPrefix + path).c_str(), body, "application/json");
-  if (!r)
-    throw Error(ErrorKind::podman_unreachable,
-                "podman API at " + socket_ + " did not answer: " + httplib::to_string(r.error()));
+  if (!r) {
+    std::string why = r.error() == httplib::Error::Connection ? "cannot connect (is the service running?)"
+                                                              : httplib::to_string(r.error());
+    throw Error(ErrorKind::podman_unreachable, "podman API at " + socket_ + " did not answer: " + why);
+  }
   return {r->status, r->body};
 }
 

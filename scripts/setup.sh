@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Prepare this machine as a local seat: packages, build, image, podman API service,
+# and the seat config at the default path. Idempotent; a second run takes seconds.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git
+          libcpp-httplib-dev libssh-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev doctest-dev
+          podman runc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
+          debootstrap hyperfine openssh-client npm)
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  # nodesource's nodejs provides npm itself; do not fight it.
+  if command -v npm >/dev/null 2>&1; then missing=("${missing[@]/npm}"); fi
+  local wanted=(); for p in "${missing[@]}"; do [ -n "$p" ] && wanted+=("$p"); done
+  [ ${#wanted[@]} -eq 0 ] && return 0
+  asbx_log "installing: ${wanted[*]}"
+  apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${wanted[@]}" >&2
+}
+
+build() {
+  cmake -S "$ASBX_ROOT" -B "$ASBX_BUILD" -G Ninja >/dev/null
+  ninja -C "$ASBX_BUILD" >&2
+}
+
+# The embedded local seat: the default config path of the user running this.
+write_seat_config() {
+  local dir=${XDG_CONFIG_HOME:-$HOME/.config}/agent-sandbox
+  local file=$dir/seat.toml
+  mkdir -p "$dir"
+  if [ -f "$file" ] && ! grep -q '^# written by scripts/setup.sh' "$file"; then
+    asbx_log "keeping your own $file"
+    return 0
+  fi
+  cat >"$file" <<CONF
+# written by scripts/setup.sh: the local seat (this machine's rootful podman service)
+socket = "$ASBX_SOCKET"
+image = "$ASBX_IMAGE"
+CONF
+}
+
+[ "$(id -u)" -eq 0 ] || asbx_die "run as root (it installs packages and starts the podman service)"
+install_packages
+build
+"$ASBX_ROOT/scripts/build-image.sh" >&2
+"$ASBX_ROOT/scripts/podman-service.sh" start
+write_seat_config

@@ -1,0 +1,121 @@
+"""Shared pieces of the integration tests: the real launcher, the real podman service.
+
+Every test runs the built executables against the podman API service that
+scripts/podman-service.sh started, with its own seat config in a temp XDG_CONFIG_HOME.
+When CI=true (or ASBX_MUST_WORK=1) a missing environment is a failure, never a skip.
+"""
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("ASBX_BUILD", ROOT / "build"))
+LAUNCHER = BUILD / "agent-sandbox"
+SEAT_RUN = BUILD / "sandbox-run"
+SOCKET = os.environ.get("ASBX_SOCKET", "/run/agent-sandbox/podman.sock")
+IMAGE = "localhost/agent-sandbox:latest"
+BASE_IMAGE = "localhost/agent-sandbox-base:bookworm"
+CONTAINERS_CONF = str(ROOT / "scripts" / "containers.conf")
+MUST_WORK = os.environ.get("CI") == "true" or os.environ.get("ASBX_MUST_WORK") == "1"
+CODES = {row["name"]: row["code"] for row in json.loads(
+    subprocess.run([str(LAUNCHER), "exit-codes", "--json"], capture_output=True, check=True).stdout)}
+
+
+def unavailable(test, why):
+    """Skip locally, fail in CI: the environment must work there."""
+    if MUST_WORK:
+        test.fail("environment not ready (CI requires it): " + why)
+    test.skipTest(why)
+
+
+def podman(*args, socket=SOCKET, check=True):
+    env = dict(os.environ, CONTAINERS_CONF=CONTAINERS_CONF)
+    return subprocess.run(["podman", "--url", "unix://" + socket, *args], capture_output=True, text=True,
+                          check=check, env=env)
+
+
+def session_containers(session_id=None, socket=SOCKET):
+    label = "agent-sandbox.session" + ("=" + session_id if session_id else "")
+    out = podman("ps", "-a", "--filter", "label=" + label, "--format", "{{.Names}}", socket=socket).stdout
+    return [line for line in out.splitlines() if line]
+
+
+class Seat:
+    """A seat config in a private XDG_CONFIG_HOME, plus private state and runtime dirs."""
+
+    def __init__(self, socket=SOCKET, image=IMAGE, extra=""):
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="asbx-seat-"))
+        self.config_home = self.dir / "config"
+        self.state_home = self.dir / "state"
+        self.workspaces = self.dir / "workspaces"
+        for d in (self.config_home / "agent-sandbox", self.state_home, self.workspaces):
+            d.mkdir(parents=True)
+        self.write(f'socket = "{socket}"\nimage = "{image}"\nworkspace_root = "{self.workspaces}"\n'
+                   f'runtime_dir = "{self.dir}/run"\n' + extra)
+
+    @property
+    def config_file(self):
+        return self.config_home / "agent-sandbox" / "seat.toml"
+
+    @property
+    def ledger(self):
+        return self.state_home / "agent-sandbox" / "ledger.jsonl"
+
+    def write(self, text):
+        self.config_file.write_text(text)
+
+    def env(self, **more):
+        env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR",)}
+        env.update(XDG_CONFIG_HOME=str(self.config_home), XDG_STATE_HOME=str(self.state_home), LANG="C.UTF-8")
+        env.update(more)
+        return env
+
+    def run(self, *args, input=b"", timeout=180, exe=LAUNCHER, env=None, **popen):
+        return subprocess.run([str(exe), *args], input=input, capture_output=True, timeout=timeout,
+                              env=env or self.env(), **popen)
+
+    def status(self, *args, **kw):
+        """Runs with --status-file; returns (completed process, status record or None)."""
+        path = self.dir / ("status-%d.json" % len(list(self.dir.glob("status-*"))))
+        proc = self.run("--status-file", str(path), *args, **kw)
+        record = json.loads(path.read_text()) if path.exists() else None
+        return proc, record
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class SeatTest(unittest.TestCase):
+    """Base class: a fresh seat per test, the service required, nothing left behind."""
+
+    def setUp(self):
+        if not LAUNCHER.exists():
+            unavailable(self, f"{LAUNCHER} is not built")
+        try:
+            podman("version", "--format", "{{.Server.Version}}")
+        except (subprocess.CalledProcessError, FileNotFoundError) as e:
+            unavailable(self, f"podman service at {SOCKET} is not running: {e}")
+        self.seat = Seat()
+        self.addCleanup(self.seat.cleanup)
+
+    def assertNoContainer(self, session_id):
+        self.assertEqual(session_containers(session_id), [], f"container of session {session_id} left behind")
+
+    def assertLauncherError(self, proc, record, kind, message):
+        """The launcher failed with `kind`: its code, the record, the exact message on stderr."""
+        self.assertEqual(proc.returncode, CODES[kind], proc.stderr.decode(errors="replace"))
+        self.assertEqual(record["outcome"], "launcher_error")
+        self.assertEqual(record["error_kind"], kind)
+        self.assertEqual(record["exit_code"], CODES[kind])
+        self.assertIsNone(record["agent_exit_code"])
+        self.assertEqual(record["message"], message)
+        self.assertIn(message, proc.stderr.decode(errors="replace"))
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,208 @@
+"""The foundation: a contained session on the local seat, asserted from inside."""
+import json
+import os
+import subprocess
+import tempfile
+
+from harness import CODES, IMAGE, LAUNCHER, SeatTest, session_containers, sha256, podman
+
+INSIDE = r'''
+cg=/sys/fs/cgroup
+echo "uid=$(id -u) gid=$(id -g)"
+grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status | tr -d '\t '
+echo "pids.max=$(cat $cg/pids/pids.max)"
+echo "memory=$(cat $cg/memory/memory.limit_in_bytes)"
+echo "memsw=$(cat $cg/memory/memory.memsw.limit_in_bytes)"
+echo "cfs_quota=$(cat $cg/cpu/cpu.cfs_quota_us)"
+echo "cfs_period=$(cat $cg/cpu/cpu.cfs_period_us)"
+echo "shares=$(cat $cg/cpu/cpu.shares)"
+echo "nofile=$(ulimit -n)"
+touch /etc/probe 2>/dev/null && echo rootfs=rw || echo rootfs=ro
+touch "$HOME/probe" && echo home=rw
+touch /tmp/probe && echo tmp=rw
+echo "home=$HOME pwd=$(pwd)"
+echo "net=$(ls /sys/class/net | tr '\n' ,)"
+'''
+
+
+class InsideTheContainer(SeatTest):
+    def test_confinement_seen_from_inside(self):
+        proc, record = self.seat.status("--id", "found-inside", "--memory", "256m", "--pids", "100", "--cpus", "1.5",
+                                        "--cpu-shares", "300", "--", "bash", "-c", INSIDE)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        seen = dict(line.split("=", 1) if "=" in line else line.split(":", 1)
+                    for line in proc.stdout.decode().split("\n") if line and not line.startswith("home=/"))
+        self.assertEqual(seen["uid"], "1000 gid=1000")  # root callers never run the agent as root
+        self.assertEqual(seen["NoNewPrivs"], "1")
+        self.assertEqual(seen["CapEff"], "0000000000000000")
+        self.assertEqual(seen["CapBnd"], "0000000000000000")
+        self.assertEqual(seen["pids.max"], "100")
+        self.assertEqual(seen["memory"], str(256 << 20))
+        self.assertEqual(seen["memsw"], str(256 << 20))  # swap forbidden
+        self.assertEqual(seen["cfs_quota"], "150000")
+        self.assertEqual(seen["cfs_period"], "100000")
+        self.assertEqual(seen["shares"], "300")
+        self.assertEqual(seen["nofile"], "8192")
+        self.assertEqual(seen["rootfs"], "ro")
+        self.assertEqual(seen["home"], "rw")
+        self.assertEqual(seen["tmp"], "rw")
+        self.assertIn("home=/sandbox/home pwd=/sandbox/home", proc.stdout.decode())
+        self.assertEqual(seen["net"], "lo,")
+        self.assertEqual(record["outcome"], "exited")
+        self.assertEqual(record["mode"], "rootful")
+        self.assertTrue(record["limits"]["enforced"])
+        self.assertTrue(record["container_removed"])
+        self.assertNoContainer("found-inside")
+
+    def test_labels_name_the_session(self):
+        proc = self.seat.run("--id", "found-labels", "--", "bash", "-c",
+                             "sleep 0.1; cat /proc/1/cmdline | tr '\\0' ' '")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(b"init", proc.stdout)  # PID 1 is podman's init, so signals reach the agent
+
+
+class Stdio(SeatTest):
+    def test_stdout_and_stderr_stay_separate(self):
+        proc = self.seat.run("--", "bash", "-c", "echo out1; echo err1 >&2; echo out2; echo err2 >&2")
+        self.assertEqual(proc.stdout, b"out1\nout2\n")
+        self.assertEqual(proc.stderr, b"err1\nerr2\n")
+
+    def test_stdin_reaches_the_agent_and_ends_with_eof(self):
+        proc = self.seat.run("--", "bash", "-c", "wc -c; echo done", input=b"x" * 100000)
+        self.assertEqual(proc.stdout, b"100000\ndone\n")
+
+    def test_empty_stdin_is_eof(self):
+        proc = self.seat.run("--", "cat", input=b"")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b""))
+
+    def test_exit_codes_pass_through(self):
+        for code in (0, 1, 3, 42, 126, 127, 255):
+            with self.subTest(code=code):
+                proc, record = self.seat.status("--", "bash", "-c", f"exit {code}")
+                self.assertEqual(proc.returncode, code)
+                self.assertEqual(record["agent_exit_code"], code)
+                self.assertEqual(record["outcome"], "exited")
+                self.assertIsNone(record["error_kind"])
+
+    def test_large_stream_is_byte_identical(self):
+        expected = sha256(subprocess.run("yes 0123456789abcdef | head -c 67108864", shell=True,
+                                         capture_output=True, check=True).stdout)
+        proc = self.seat.run("--", "bash", "-c", "yes 0123456789abcdef | head -c 67108864")
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(len(proc.stdout), 67108864)
+        self.assertEqual(sha256(proc.stdout), expected)
+
+    def test_large_stdin_is_byte_identical(self):
+        data = os.urandom(8 << 20)
+        proc = self.seat.run("--", "sha256sum", input=data)
+        self.assertEqual(proc.stdout.decode().split()[0], sha256(data))
+
+
+class FailClosed(SeatTest):
+    def test_unreachable_service(self):
+        dead = tempfile.mkdtemp(prefix="asbx-dead-")
+        self.seat.write(f'socket = "{dead}/podman.sock"\nimage = "{IMAGE}"\n')
+        proc, record = self.seat.status("--id", "fc-unreach", "--", "true")
+        msg = f"podman API at {dead}/podman.sock did not answer: cannot connect (is the service running?)"
+        self.assertLauncherError(proc, record, "podman_unreachable", msg)
+        os.rmdir(dead)
+
+    def test_missing_image(self):
+        proc, record = self.seat.status("--id", "fc-image", "--image", "localhost/no-such-image:1", "--", "true")
+        self.assertLauncherError(proc, record, "image_missing",
+                                 "image 'localhost/no-such-image:1' is not present on the seat (podman at "
+                                 "/run/agent-sandbox/podman.sock); build it with scripts/build-image.sh")
+        self.assertNoContainer("fc-image")
+
+    def test_command_not_found(self):
+        proc, record = self.seat.status("--id", "fc-notfound", "--", "no-such-command", "arg")
+        self.assertLauncherError(proc, record, "command_not_found",
+                                 "command not found inside the container: 'no-such-command'")
+        self.assertNoContainer("fc-notfound")
+
+    def test_command_not_executable(self):
+        proc, record = self.seat.status("--id", "fc-noexec", "--", "/etc/hostname")
+        self.assertLauncherError(proc, record, "command_not_executable",
+                                 "command not executable inside the container: '/etc/hostname'")
+        self.assertNoContainer("fc-noexec")
+
+    def test_agent_127_is_not_a_launcher_error(self):
+        proc, record = self.seat.status("--", "bash", "-c", "no-such-thing-inside")
+        self.assertEqual(proc.returncode, 127)
+        self.assertEqual((record["outcome"], record["error_kind"], record["agent_exit_code"]), ("exited", None, 127))
+
+    def test_create_refused(self):
+        proc, record = self.seat.status("--id", "fc-create", "--network", "bogus-mode", "--", "true")
+        self.assertEqual(proc.returncode, CODES["create_failed"])
+        self.assertEqual(record["error_kind"], "create_failed")
+        self.assertTrue(record["message"].startswith("podman refused to create the container (500): "))
+        self.assertNoContainer("fc-create")
+
+    def test_duplicate_session_id_is_refused(self):
+        first = subprocess.Popen([str(LAUNCHER), "--id", "fc-dup", "--", "sleep", "5"], env=self.seat.env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(100):
+                if session_containers("fc-dup"):
+                    break
+                subprocess.run(["sleep", "0.05"])
+            proc, record = self.seat.status("--id", "fc-dup", "--", "true")
+            self.assertEqual(proc.returncode, CODES["create_failed"])
+            self.assertIn("asbx-fc-dup", record["message"])
+        finally:
+            first.kill()
+            first.wait()
+            podman("rm", "-f", "asbx-fc-dup", check=False)
+
+    def test_usage_errors(self):
+        cases = [
+            (["--bogus", "--", "true"], "unknown option '--bogus'; run 'agent-sandbox --help'"),
+            (["--memory", "12x", "--", "true"], "--memory: '12x' has an unknown unit (use k, m or g)"),
+            (["--timeout", "soon", "--", "true"], "--timeout: 'soon' is not a number"),
+            (["--id", "bad id", "--", "true"],
+             "--id: 'bad id' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit"),
+            ([], "no command given: use agent-sandbox [options] -- COMMAND [ARG...]"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                proc, record = self.seat.status(*args)
+                self.assertLauncherError(proc, record, "usage", message)
+        self.assertEqual(session_containers(), [])
+
+    def test_bad_seat_config_names_file_and_line(self):
+        self.seat.write('socket = "/x"\nimage = 5\n')
+        proc, record = self.seat.status("--", "true")
+        self.assertLauncherError(proc, record, "config", f"{self.seat.config_file}:2: 'image' must be a string")
+        self.seat.write('socket = "/x"\n\nsokcet = "/y"\n')
+        proc, record = self.seat.status("--", "true")
+        self.assertLauncherError(proc, record, "config", f"{self.seat.config_file}:3: unknown key 'sokcet'")
+
+
+class DryRun(SeatTest):
+    def test_dry_run_prints_the_plan_and_creates_nothing(self):
+        proc = self.seat.run("--dry-run", "--id", "dry-1", "--memory", "1g", "--", "codex", "exec", "hi")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        plan = json.loads(proc.stdout)
+        body = plan["create_body"]
+        self.assertEqual(body["command"], ["codex", "exec", "hi"])
+        self.assertEqual(body["cap_drop"], ["ALL"])
+        self.assertTrue(body["no_new_privileges"])
+        self.assertEqual(body["resource_limits"]["memory"], {"limit": 1 << 30, "swap": 1 << 30})
+        self.assertEqual(body["user"], "1000:1000")
+        self.assertIn("PATH", plan["env_names"])
+        self.assertNoContainer("dry-1")
+        self.assertFalse(self.seat.ledger.exists())
+
+
+class Records(SeatTest):
+    def test_status_record_and_ledger_line(self):
+        proc, record = self.seat.status("--id", "rec-1", "--", "bash", "-c", "exit 3")
+        self.assertEqual(proc.returncode, 3)
+        for key in ("id", "outcome", "exit_code", "agent_exit_code", "error_kind", "message", "image", "limits",
+                    "mode", "durations_ms"):
+            self.assertIn(key, record)
+        self.assertEqual((record["id"], record["exit_code"], record["agent_exit_code"]), ("rec-1", 3, 3))
+        lines = self.seat.ledger.read_text().splitlines()
+        self.assertEqual(len(lines), 1)
+        self.assertEqual(json.loads(lines[0])["id"], "rec-1")
+        self.assertNotIn(b"rec-1", proc.stdout)  # never on stdout

@@ -1,0 +1,129 @@
+#include <doctest/doctest.h>
+
+#include "credtable/env_policy.h"
+#include "launcher/error.h"
+#include "launcher/request.h"
+#include "launcher/spec.h"
+#include "launcher/units.h"
+
+using namespace asbx;
+using nlohmann::json;
+
+namespace {
+UserFacts root_user() {
+  UserFacts u;
+  u.uid = 0;
+  u.gid = 0;
+  u.name = "root";
+  u.home = "/root";
+  return u;
+}
+SessionFacts fixed_facts() {
+  SessionFacts f;
+  f.now_unix = 1700000000;
+  f.pid = 4242;
+  f.boot_id = "boot-1";
+  f.environ = {{"TERM", "xterm"}, {"LANG", "C.UTF-8"}, {"GITHUB_TOKEN", "secret"}, {"HOME", "/root"},
+               {"LC_ALL", "C"}, {"OPENAI_API_KEY", "sk-x"}, {"EDITOR", "vi"}};
+  return f;
+}
+Request request(std::vector<std::string> argv) {
+  Request r;
+  r.id = "t1";
+  r.argv = std::move(argv);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("the create body pins every confinement setting") {
+  SeatConfig seat = parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user());
+  LaunchPlan plan = build_plan(request({"codex", "exec"}), seat, root_user(), fixed_facts());
+  json body = create_body(plan);
+  CHECK(body["name"] == "asbx-t1");
+  CHECK(body["command"] == json({"codex", "exec"}));
+  CHECK(body["cap_drop"] == json({"ALL"}));
+  CHECK(body["no_new_privileges"] == true);
+  CHECK(body["read_only_filesystem"] == true);
+  CHECK(body["init"] == true);
+  CHECK(body["stdin"] == true);
+  CHECK(body["user"] == "1000:1000");
+  CHECK_FALSE(body.contains("userns"));
+  CHECK(body["netns"] == json({{"nsmode", "none"}}));
+  CHECK(body["resource_limits"]["memory"] == json({{"limit", 12LL << 30}, {"swap", 12LL << 30}}));
+  CHECK(body["resource_limits"]["pids"] == json({{"limit", 512}}));
+  CHECK(body["resource_limits"]["cpu"] == json({{"quota", 400000}, {"period", 100000}, {"shares", 256}}));
+  CHECK(body["r_limits"].size() == 2);
+  CHECK(body["labels"]["agent-sandbox.session"] == "t1");
+  CHECK(body["labels"]["agent-sandbox.launcher-pid"] == "4242");
+  CHECK(body["work_dir"] == "/sandbox/home");
+  CHECK(plan.socket == "/s.sock");
+}
+
+TEST_CASE("rootless plans use keep-id instead of a user") {
+  UserFacts u = root_user();
+  u.uid = 1500;
+  u.gid = 1500;
+  u.home = "/home/u";
+  LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", u), u, fixed_facts());
+  json body = create_body(plan);
+  CHECK(body["userns"] == json({{"nsmode", "keep-id"}}));
+  CHECK_FALSE(body.contains("user"));
+  CHECK(plan.socket == "/run/user/1500/podman/podman.sock");
+}
+
+TEST_CASE("the environment is an allowlist with a secret veto") {
+  LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", root_user()), root_user(), fixed_facts());
+  std::vector<std::string> names;
+  for (const auto& kv : plan.env) names.push_back(kv.first);
+  CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM"});
+  CHECK(is_secret_looking("GITHUB_TOKEN"));
+  CHECK(is_secret_looking("SSH_AUTH_SOCK"));
+  CHECK(is_secret_looking("my_api_key"));
+  CHECK(is_secret_looking("DB_PASSWORD"));
+  CHECK_FALSE(is_secret_looking("LANG"));
+  auto env = container_env({{"MY_TOKEN", "x"}}, {"MY_TOKEN"});  // the veto wins over the allowlist
+  CHECK(env.size() == 3);
+}
+
+TEST_CASE("limits come from flags over the seat config") {
+  SeatConfig seat = parse_seat_config("[limits]\nmemory = \"2g\"\npids = 100\n", "s", root_user());
+  Request r = request({"true"});
+  r.pids = 64;
+  LaunchPlan plan = build_plan(r, seat, root_user(), fixed_facts());
+  CHECK(plan.limits.memory_bytes == 2LL << 30);
+  CHECK(plan.limits.pids == 64);
+  r.memory = "1m";
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), fixed_facts()),
+                       "--memory: at least 6m is needed to start a container", Error);
+}
+
+TEST_CASE("sizes and durations") {
+  CHECK(parse_size("12g", "m") == 12LL << 30);
+  CHECK(parse_size("512M", "m") == 512LL << 20);
+  CHECK(parse_size("100", "m") == 100);
+  CHECK_THROWS_WITH_AS(parse_size("g", "--memory"), "--memory: 'g' is not a number", Error);
+  CHECK(parse_duration_ms("2s", "t") == 2000);
+  CHECK(parse_duration_ms("90", "t") == 90000);
+  CHECK(parse_duration_ms("1m", "t") == 60000);
+  CHECK(parse_duration_ms("250ms", "t") == 250);
+  CHECK_THROWS_WITH_AS(parse_duration_ms("3d", "--timeout"), "--timeout: '3d' has an unknown unit (use ms, s, m or h)",
+                       Error);
+  CHECK(format_size(12LL << 30) == "12g");
+}
+
+TEST_CASE("seat config errors name file and line") {
+  CHECK_THROWS_WITH_AS(parse_seat_config("image = \"x\"\nbogus = 1\n", "/etc/s.toml", root_user()),
+                       "/etc/s.toml:2: unknown key 'bogus'", Error);
+  CHECK_THROWS_WITH_AS(parse_seat_config("[limits]\npids = \"many\"\n", "s.toml", root_user()),
+                       "s.toml:2: 'pids' must be an integer", Error);
+  CHECK_THROWS_WITH_AS(parse_seat_config("waive_unenforced_limits = 1\n", "s.toml", root_user()),
+                       "s.toml:1: 'waive_unenforced_limits' must be true or false", Error);
+  CHECK_THROWS_AS(parse_seat_config("x = [\n", "s.toml", root_user()), Error);
+}
+
+TEST_CASE("the waiver comes only from the seat file and is named") {
+  SeatConfig seat = parse_seat_config("waive_unenforced_limits = true\n", "/home/u/seat.toml", root_user());
+  LaunchPlan plan = build_plan(request({"true"}), seat, root_user(), fixed_facts());
+  CHECK(plan.waive_unenforced_limits);
+  CHECK(plan.waiver_source == "/home/u/seat.toml");
+}
