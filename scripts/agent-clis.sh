@@ -14,7 +14,7 @@
 #   codex:  @openai/codex-linux-x64  vendor/x86_64-unknown-linux-musl/bin/codex (static, musl)
 #   claude: @anthropic-ai/claude-code-linux-x64  claude (glibc)
 set -euo pipefail
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 CODEX_VERSION=0.171.0

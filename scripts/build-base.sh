@@ -10,7 +10,7 @@
 # The image is imported under a temporary tag and only then tagged, so an interrupted run never
 # leaves a half-made $ASBX_BASE_IMAGE behind.
 set -euo pipefail
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SUITE=bookworm

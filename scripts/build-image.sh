@@ -14,7 +14,7 @@
 # existing image. The image is built under a temporary tag and tagged only when complete.
 # The build runs with --network none: the local base already has everything the RUN steps need.
 set -euo pipefail
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 HASH_LABEL=org.agent-sandbox.input-hash
