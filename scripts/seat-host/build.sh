@@ -40,7 +40,7 @@ fi
 cache=$ASBX_CACHE/seat
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
-flock 9
+flock -w 600 9 || asbx_die "another build.sh holds $cache/.lock"
 # Someone else may have built it while we waited for the lock.
 have_key=$(podman image inspect --format '{{index .Labels "asbx.seat.key"}}' "$ASBX_SEAT_IMAGE" 2>/dev/null || true)
 if [[ $force == 0 && $have_key == "$image_key" ]]; then
@@ -195,7 +195,7 @@ asbx_log "importing $ASBX_SEAT_IMAGE"
 t0=$SECONDS
 tar --numeric-owner --xattrs -C "$root" -c . |
   podman import --quiet --change 'CMD ["/sbin/init"]' --change 'STOPSIGNAL SIGRTMIN+3' \
-    --change "LABEL asbx.seat.key=$image_key" - "$tmp_image" >/dev/null
+    --change "LABEL asbx.seat.key=$image_key" - "$tmp_image" >/dev/null 9>&-
 old_id=$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE" 2>/dev/null || true)
 podman tag "$tmp_image" "$ASBX_SEAT_IMAGE"
 podman untag "$tmp_image" "$tmp_image"

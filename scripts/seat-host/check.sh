@@ -7,6 +7,7 @@
 set -uo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 . "$here/../lib.sh"
+. "$here/common.sh"
 (($#)) || { echo "usage: $0 NAME [IMAGE]" >&2; exit 2; }
 name=$1
 image=${2:-}
@@ -41,10 +42,12 @@ if [[ -z $image ]]; then
     fi
   fi
 fi
-out=$(seat podman run --rm --pull=never "$image" id 2>&1)
-echo "     podman run --rm $image id -> $out"
-expect "rootless podman run $image id" "uid=0" "$(grep -o '^uid=0' <<<"$out")"
+out=$(seat podman run --rm --pull=never "$image" id 2>&1; echo "rc=$?")
+echo "     podman run --rm $image id -> $(echo $out)"
+expect "rootless podman run $image id" "uid= rc=0" "$(grep -o '^uid=' <<<"$out") $(tail -n1 <<<"$out")"
 expect "rootless network (slirp4netns)" "ok" \
   "$(seat "podman run --rm --pull=never --network slirp4netns $image sh -c 'echo ok'")"
+# Leave the seat as up.sh left it: no API service, no pause process.
+seat "systemctl --user stop podman.socket podman.service; $SEAT_DROP_PAUSE"
 echo "check $name: $pass passed, $fail failed"
 ((fail == 0))

@@ -19,3 +19,7 @@ seat_ssh_opts() {
     -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$SEAT_KNOWN_HOSTS"
     -o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=5 -o LogLevel=ERROR)
 }
+
+# Shell snippet for a seat: ends podman's rootless pause process when no container runs, so the
+# seat is back to "no pause process yet" (tests of the no-new-privileges failure need that).
+SEAT_DROP_PAUSE='[ -n "$(podman ps -q 2>/dev/null)" ] || { p=$(cat "$XDG_RUNTIME_DIR/libpod/tmp/pause.pid" 2>/dev/null) && kill "$p"; } 2>/dev/null; true'

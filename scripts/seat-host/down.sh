@@ -15,7 +15,7 @@ fi
 
 if [[ -d $ASBX_SEAT_STATE ]]; then
   exec 9>"$ASBX_SEAT_STATE/.lock"
-  flock 9
+  flock -w 120 9 || asbx_die "another up.sh/down.sh holds $ASBX_SEAT_STATE/.lock"
 fi
 for name in "${names[@]}"; do
   [[ -n $name ]] || continue

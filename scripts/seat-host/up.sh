@@ -59,8 +59,10 @@ fi
 podman image exists "$ASBX_SEAT_IMAGE" || asbx_die "$ASBX_SEAT_IMAGE missing (run build.sh)"
 
 install -d -m 0700 "$ASBX_SEAT_STATE" "$ASBX_SEAT_STATE/ssh_config.d"
+# Serialise concurrent up/down runs. Every podman that leaves a process behind (conmon,
+# slirp4netns, rootlessport) gets `9>&-`, or that process would hold the lock for the seat's life.
 exec 9>"$ASBX_SEAT_STATE/.lock"
-flock 9
+flock -w 120 9 || asbx_die "another up.sh/down.sh holds $ASBX_SEAT_STATE/.lock"
 
 if [[ ! -f $SEAT_KEY ]]; then
   ssh-keygen -q -t ed25519 -N '' -C agent-sandbox-seat-client -f "$SEAT_KEY"
@@ -104,7 +106,7 @@ for ((i = 1; i <= count; i++)); do
     else
       asbx_log "$name: $status, starting it"
       started[$name]=$(now)
-      podman start "$name" >/dev/null
+      podman start "$name" >/dev/null 9>&-
     fi
     port[$name]=$(seat_port "$name")
     [[ -n ${port[$name]} ]] || asbx_die "$name publishes no loopback ssh port"
@@ -123,7 +125,7 @@ for ((i = 1; i <= count; i++)); do
     --memory "$memory" --pids-limit "$pids_limit" \
     -v "$name-storage:/home/seat/.local/share/containers" \
     --mount "type=bind,src=$ASBX_SEAT_STATE/authorized_keys,dst=/home/seat/.ssh/authorized_keys,ro" \
-    "$ASBX_SEAT_IMAGE" /sbin/init >/dev/null
+    "$ASBX_SEAT_IMAGE" /sbin/init >/dev/null 9>&-
 done
 
 seat_ssh_opts
@@ -211,7 +213,7 @@ for name in "${names[@]}"; do
     fi
     # Leave no podman pause process behind while no container runs: a fresh seat has none, and
     # tests of the no-new-privileges path depend on that.
-    on_seat "$name" '[ -n "$(podman ps -q)" ] || { p=$(cat "$XDG_RUNTIME_DIR/libpod/tmp/pause.pid" 2>/dev/null) && kill "$p"; } 2>/dev/null; true' </dev/null
+    on_seat "$name" "$SEAT_DROP_PAUSE" </dev/null
   fi
 done
 
