@@ -169,9 +169,15 @@ for unit in systemd-sysctl.service systemd-modules-load.service modprobe@.servic
   sys-kernel-debug.mount sys-kernel-tracing.mount sys-kernel-config.mount dev-hugepages.mount \
   sys-fs-fuse-connections.mount systemd-firstboot.service \
   apt-daily.timer apt-daily-upgrade.timer fstrim.timer e2scrub_all.timer e2scrub_reap.service \
-  dpkg-db-backup.timer getty@tty1.service console-getty.service; do
+  dpkg-db-backup.timer getty@tty1.service console-getty.service \
+  podman-auto-update.timer podman-auto-update.service podman-restart.service; do
   ln -sfn /dev/null "$root/etc/systemd/system/$unit"
 done
+
+# The VM's kernel log is not the seat's business; pam_env wants this file to exist.
+install -d "$root/etc/systemd/journald.conf.d"
+printf '[Journal]\nReadKMsg=no\n' >"$root/etc/systemd/journald.conf.d/agent-sandbox.conf"
+[[ -e $root/etc/default/locale ]] || : >"$root/etc/default/locale"
 
 # podman inside the seat
 install -d "$root/etc/containers"
@@ -199,8 +205,9 @@ tar --numeric-owner --xattrs -C "$root" -c . |
 old_id=$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE" 2>/dev/null || true)
 podman tag "$tmp_image" "$ASBX_SEAT_IMAGE"
 podman untag "$tmp_image" "$tmp_image"
-if [[ -n $old_id ]]; then
-  # Still used by running seats? Then it stays until they are removed.
-  podman rmi "$old_id" >/dev/null 2>&1 || true
-fi
+# Older seat images go unless seats still run them (down.sh removes them later).
+for id in $old_id $(podman images --filter dangling=true --filter label=asbx.seat.key --format '{{.ID}}'); do
+  [[ $id == "$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE")" ]] ||
+    podman rmi "$id" >/dev/null 2>&1 || true
+done
 asbx_log "imported in $((SECONDS - t0)) s: $ASBX_SEAT_IMAGE (key $image_key)"

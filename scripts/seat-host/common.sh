@@ -23,3 +23,11 @@ seat_ssh_opts() {
 # Shell snippet for a seat: ends podman's rootless pause process when no container runs, so the
 # seat is back to "no pause process yet" (tests of the no-new-privileges failure need that).
 SEAT_DROP_PAUSE='[ -n "$(podman ps -q 2>/dev/null)" ] || { p=$(cat "$XDG_RUNTIME_DIR/libpod/tmp/pause.pid" 2>/dev/null) && kill "$p"; } 2>/dev/null; true'
+
+# Removes untagged seat images (left by build.sh while seats still ran them) that no container uses.
+seat_prune_images() {
+  local id
+  for id in $(podman images --filter dangling=true --filter label=asbx.seat.key --format '{{.ID}}'); do
+    podman rmi "$id" >/dev/null 2>&1 || true
+  done
+}

@@ -26,7 +26,7 @@ for name in "${names[@]}"; do
       continue
     fi
     p=$(seat_port "$name")
-    podman rm -f -t 10 "$name" >/dev/null
+    podman rm -f -t 3 "$name" >/dev/null
     if [[ -n $p && -f $SEAT_KNOWN_HOSTS ]]; then
       grep -vF "[127.0.0.1]:$p " "$SEAT_KNOWN_HOSTS" >"$SEAT_KNOWN_HOSTS.new" || true
       mv "$SEAT_KNOWN_HOSTS.new" "$SEAT_KNOWN_HOSTS"
@@ -45,3 +45,4 @@ for name in "${names[@]}"; do
     fi
   fi
 done
+seat_prune_images

@@ -100,6 +100,9 @@ for ((i = 1; i <= count; i++)); do
   if [[ -n $status ]]; then
     label=$(podman container inspect --format "{{index .Config.Labels \"$SEAT_LABEL\"}}" "$name")
     [[ $label == 1 ]] || asbx_die "container $name exists but was not made by up.sh"
+    if [[ $(podman container inspect --format '{{.Image}}' "$name") != "$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE")" ]]; then
+      asbx_log "$name: runs an older $ASBX_SEAT_IMAGE (down.sh $name, then up.sh, to refresh)"
+    fi
     if [[ $status == running ]]; then
       asbx_log "$name: running, reused"
       started[$name]=
