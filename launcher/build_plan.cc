@@ -52,6 +52,8 @@ void add_system_mounts(LaunchPlan& plan) {
                                                              "U"}});
 }
 
+std::string seat_config_hint(const UserFacts& user) { return default_seat_config_path(user); }
+
 }  // namespace
 
 SessionFacts current_session_facts() {
@@ -101,7 +103,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.socket = seat.socket;
   plan.session_dir = seat.runtime_dir + "/" + plan.session_id;
   plan.waive_unenforced_limits = seat.waive_unenforced_limits;
-  plan.waiver_source = seat.waive_unenforced_limits ? seat.path : "";
+  plan.waiver_source = seat.path.empty() ? "the seat config file (" + seat_config_hint(user) + ")" : seat.path;
   plan.env = container_env(facts.environ, {});
   plan.workdir = "/sandbox/home";
   add_system_mounts(plan);

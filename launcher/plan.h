@@ -56,7 +56,7 @@ struct LaunchPlan {
   std::int64_t timeout_ms = 0;  // 0 = none
   std::int64_t grace_ms = 10'000;  // after a forwarded signal, before the kill
   bool waive_unenforced_limits = false;  // only from the seat's config file
-  std::string waiver_source;             // which file held the waiver
+  std::string waiver_source;             // the seat config file (which holds or would hold the waiver)
   std::string runtime;                   // credtable row name, "" = none
   std::string inner_sandbox = "n/a";     // how the runtime's own sandbox was turned off
   std::string socket;                    // podman API socket on the seat

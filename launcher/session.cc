@@ -73,8 +73,8 @@ class Session {
     throw Error(ErrorKind::limits_unenforced,
                 "podman will not enforce the memory/pids/cpu limits on this seat (\"" +
                     std::string(kIgnoredLimits) +
-                    "\"); refusing to start. A seat owner may waive this with waive_unenforced_limits = true in the "
-                    "seat config file");
+                    "\"); refusing to start. The seat owner may waive this with waive_unenforced_limits = true in " +
+                    plan_.waiver_source);
   }
 
   void execute(std::int64_t t0) {

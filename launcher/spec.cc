@@ -58,10 +58,10 @@ json create_body(const LaunchPlan& plan) {
       {"resource_limits", resources_json(plan.limits)},
       {"mounts", mounts_json(plan.mounts)},
   };
-  if (plan.rootless)
-    body["userns"] = {{"nsmode", "keep-id"}};
-  else
-    body["user"] = plan.user;
+  // Rootless: keep-id maps the caller onto itself, and the agent runs as the caller, so
+  // files it writes in the workspace belong to the caller (not to a subordinate uid).
+  if (plan.rootless) body["userns"] = {{"nsmode", "keep-id"}};
+  body["user"] = plan.user;
   return body;
 }
 

@@ -67,7 +67,7 @@ TEST_CASE("rootless plans use keep-id instead of a user") {
   LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", u), u, fixed_facts());
   json body = create_body(plan);
   CHECK(body["userns"] == json({{"nsmode", "keep-id"}}));
-  CHECK_FALSE(body.contains("user"));
+  CHECK(body["user"] == "1500:1500");
   CHECK(plan.socket == "/run/user/1500/podman/podman.sock");
 }
 
