@@ -116,7 +116,8 @@ AllowUsers seat
 UsePAM yes
 AllowStreamLocalForwarding yes
 StreamLocalBindUnlink yes
-AllowTcpForwarding no
+# "no" would also refuse -L to unix sockets (sshd ties streamlocal to the TCP admin switch)
+AllowTcpForwarding local
 X11Forwarding no
 PrintMotd no
 EOF

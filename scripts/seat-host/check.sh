@@ -23,6 +23,14 @@ expect "XDG_RUNTIME_DIR" "/run/user/1000" "$(seat 'echo $XDG_RUNTIME_DIR')"
 expect "user bus is a socket" "yes" "$(seat 'test -S /run/user/1000/bus && echo yes')"
 expect "NoNewPrivs in an ssh session" "0" "$(seat "awk '/^NoNewPrivs/ {print \$2}' /proc/self/status")"
 expect "podman API _ping" "OK" "$(seat 'systemctl --user start podman.socket && curl -fsS --unix-socket /run/user/1000/podman/podman.sock http://d/_ping')"
+# the API forwarded over ssh as a unix socket, as a launcher on another host would reach it
+fwd=$(mktemp -u /tmp/asbx-seat-fwd.XXXXXX.sock)
+ssh -F "$SEAT_SSH_CONFIG" -N -o ExitOnForwardFailure=yes -o StreamLocalBindUnlink=yes \
+  -L "$fwd:/run/user/1000/podman/podman.sock" "$name" </dev/null &
+fwd_pid=$!
+for ((n = 0; n < 50; n++)); do [[ -S $fwd ]] && break; sleep 0.1; done
+expect "podman API _ping over ssh -L" "OK" "$(curl -sS --max-time 10 --unix-socket "$fwd" http://d/_ping 2>&1)"
+kill "$fwd_pid" 2>/dev/null; wait "$fwd_pid" 2>/dev/null; rm -f "$fwd"
 expect "rootless storage driver" "overlay" "$(seat podman info --format '{{.Store.GraphDriverName}}')"
 
 if [[ -z $image ]]; then
