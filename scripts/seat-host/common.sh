@@ -1,5 +1,6 @@
 # Shared by the seat-host scripts. Source it after ../lib.sh.
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # variables for the scripts that source this file
 ASBX_SEAT_STATE=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
 SEAT_KEY=$ASBX_SEAT_STATE/id_ed25519
 SEAT_KNOWN_HOSTS=$ASBX_SEAT_STATE/known_hosts

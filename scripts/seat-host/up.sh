@@ -68,7 +68,8 @@ if [[ ! -f $SEAT_KEY ]]; then
   ssh-keygen -q -t ed25519 -N '' -C agent-sandbox-seat-client -f "$SEAT_KEY"
 fi
 # Bind-mounted read-only as seat's authorized_keys (root-owned 0644 passes sshd's StrictModes).
-install -m 0644 "$SEAT_KEY.pub" "$ASBX_SEAT_STATE/authorized_keys"
+cmp -s "$SEAT_KEY.pub" "$ASBX_SEAT_STATE/authorized_keys" ||
+  install -m 0644 "$SEAT_KEY.pub" "$ASBX_SEAT_STATE/authorized_keys"
 touch "$SEAT_KNOWN_HOSTS"
 cat >"$SEAT_SSH_CONFIG" <<EOF
 # ssh -F $SEAT_SSH_CONFIG asbx-seat-N   (one file per seat in ssh_config.d/)
