@@ -9,6 +9,16 @@ SEAT_REGISTRY=$ASBX_SEAT_STATE/registry.toml
 # Every container and volume the seat scripts create carries this label; down.sh removes only those.
 SEAT_LABEL=io.agent-sandbox.seat
 
+# True if container NAME was made by up.sh with this state dir: it carries the label and its Id is
+# the one up.sh recorded (containers/NAME.id). Anything else is left alone.
+seat_is_ours() {
+  local name=$1 id label
+  [[ -f $ASBX_SEAT_STATE/containers/$name.id ]] || return 1
+  id=$(podman container inspect --format '{{.Id}}' "$name" 2>/dev/null) || return 1
+  label=$(podman container inspect --format "{{index .Config.Labels \"$SEAT_LABEL\"}}" "$name")
+  [[ $label == 1 && $id == "$(cat "$ASBX_SEAT_STATE/containers/$name.id")" ]]
+}
+
 # Loopback port published for a seat's sshd ("" if none).
 seat_port() {
   podman port "$1" 22/tcp 2>/dev/null | head -n1 | sed -n 's/^127\.0\.0\.1:\([0-9]*\)$/\1/p'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Removes agent-seat hosts made by up.sh: the containers and their storage volumes, plus their
-# lines in known_hosts and ssh_config.d. Only containers/volumes carrying up.sh's label are touched.
-# usage: down.sh [NAME...]     (no NAME: every seat up.sh made)
+# lines in known_hosts and ssh_config.d. Only containers whose Id up.sh recorded under
+# $ASBX_SEAT_STATE/containers/ (and that carry its label) are touched, and their labelled volumes.
+# usage: down.sh [NAME...]     (no NAME: every seat recorded there)
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 . "$here/../lib.sh"
@@ -10,7 +11,11 @@ here=$(dirname "${BASH_SOURCE[0]}")
 if (($#)); then
   names=("$@")
 else
-  mapfile -t names < <(podman ps -a --filter "label=$SEAT_LABEL=1" --format '{{.Names}}' | sort)
+  # the seats this state dir recorded (containers/NAME.id), nothing else
+  names=()
+  for f in "$ASBX_SEAT_STATE"/containers/*.id; do
+    [[ -f $f ]] && names+=("$(basename "$f" .id)")
+  done
 fi
 
 if [[ -d $ASBX_SEAT_STATE ]]; then
@@ -20,9 +25,8 @@ fi
 for name in "${names[@]}"; do
   [[ -n $name ]] || continue
   if podman container exists "$name"; then
-    label=$(podman container inspect --format "{{index .Config.Labels \"$SEAT_LABEL\"}}" "$name")
-    if [[ $label != 1 ]]; then
-      asbx_log "$name: not made by up.sh, left alone"
+    if ! seat_is_ours "$name"; then
+      asbx_log "$name: not made by up.sh with $ASBX_SEAT_STATE, left alone"
       continue
     fi
     p=$(seat_port "$name")
@@ -33,9 +37,11 @@ for name in "${names[@]}"; do
     fi
     asbx_log "$name: removed"
   fi
+  [[ -f $ASBX_SEAT_STATE/containers/$name.id ]] || continue
   rm -f "$ASBX_SEAT_STATE/ssh_config.d/$name.conf"
   vol=$name-storage
-  if podman volume exists "$vol"; then
+  # the volume goes once its seat is gone (it is in use while the container exists)
+  if ! podman container exists "$name" && podman volume exists "$vol"; then
     label=$(podman volume inspect --format "{{index .Labels \"$SEAT_LABEL\"}}" "$vol")
     if [[ $label == 1 ]]; then
       podman volume rm -f "$vol" >/dev/null
@@ -44,5 +50,6 @@ for name in "${names[@]}"; do
       asbx_log "$vol: not made by up.sh, left alone"
     fi
   fi
+  podman container exists "$name" || rm -f "$ASBX_SEAT_STATE/containers/$name.id"
 done
 seat_prune_images

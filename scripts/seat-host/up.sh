@@ -3,8 +3,9 @@
 # (running ones are reused), waits until each answers ssh and has its user bus, and writes a
 # registry TOML. Its path is the only line on stdout; progress goes to stderr.
 #
-# usage: up.sh N [--sandbox-run PATH] [--image-archive PATH] [--seat-config FILE]
+# usage: up.sh N [--prefix P] [--sandbox-run PATH] [--image-archive PATH] [--seat-config FILE]
 #                [--capacity K] [--memory SIZE] [--pids-limit N] [--no-build]
+#   --prefix P            name the seats P-1..N instead of asbx-seat-1..N (a test's own seats)
 #   --sandbox-run PATH    copy PATH to /usr/local/bin/sandbox-run (0755) on every seat
 #   --image-archive PATH  `podman save` tar; loaded into seat's rootless storage unless that
 #                         image Id is already there
@@ -17,9 +18,10 @@ here=$(dirname "${BASH_SOURCE[0]}")
 . "$here/../lib.sh"
 . "$here/common.sh"
 
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 count=
+prefix=asbx-seat
 sandbox_run=
 image_archive=
 seat_config=
@@ -32,6 +34,7 @@ build=1
 network=${ASBX_SEAT_NETWORK:-slirp4netns}
 while (($#)); do
   case $1 in
+    --prefix) prefix=${2:?}; shift 2 ;;
     --sandbox-run) sandbox_run=${2:?}; shift 2 ;;
     --image-archive) image_archive=${2:?}; shift 2 ;;
     --seat-config) seat_config=${2:?}; shift 2 ;;
@@ -45,6 +48,7 @@ while (($#)); do
   esac
 done
 [[ $count =~ ^[1-9][0-9]*$ ]] || usage
+[[ $prefix =~ ^[a-z0-9][a-z0-9.-]*$ ]] || asbx_die "--prefix: lower-case letters, digits, '.' and '-'"
 [[ $capacity =~ ^[0-9]+$ ]] || asbx_die "--capacity must be a number"
 for f in "$sandbox_run" "$image_archive" "$seat_config"; do
   [[ -z $f || -f $f ]] || asbx_die "no such file: $f"
@@ -58,7 +62,7 @@ if ((build)); then
 fi
 podman image exists "$ASBX_SEAT_IMAGE" || asbx_die "$ASBX_SEAT_IMAGE missing (run build.sh)"
 
-install -d -m 0700 "$ASBX_SEAT_STATE" "$ASBX_SEAT_STATE/ssh_config.d"
+install -d -m 0700 "$ASBX_SEAT_STATE" "$ASBX_SEAT_STATE/ssh_config.d" "$ASBX_SEAT_STATE/containers"
 # Serialise concurrent up/down runs. Every podman that leaves a process behind (conmon,
 # slirp4netns, rootlessport) gets `9>&-`, or that process would hold the lock for the seat's life.
 exec 9>"$ASBX_SEAT_STATE/.lock"
@@ -95,12 +99,11 @@ pick_port() {
 declare -A started port
 names=()
 for ((i = 1; i <= count; i++)); do
-  name=asbx-seat-$i
+  name=$prefix-$i
   names+=("$name")
   status=$(podman container inspect --format '{{.State.Status}}' "$name" 2>/dev/null || true)
   if [[ -n $status ]]; then
-    label=$(podman container inspect --format "{{index .Config.Labels \"$SEAT_LABEL\"}}" "$name")
-    [[ $label == 1 ]] || asbx_die "container $name exists but was not made by up.sh"
+    seat_is_ours "$name" || asbx_die "container $name exists but was not made by up.sh with this state dir"
     if [[ $(podman container inspect --format '{{.Image}}' "$name") != "$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE")" ]]; then
       asbx_log "$name: runs an older $ASBX_SEAT_IMAGE (down.sh $name, then up.sh, to refresh)"
     fi
@@ -116,8 +119,13 @@ for ((i = 1; i <= count; i++)); do
     [[ -n ${port[$name]} ]] || asbx_die "$name publishes no loopback ssh port"
     continue
   fi
-  podman volume exists "$name-storage" ||
+  rm -f "$ASBX_SEAT_STATE/containers/$name.id"
+  if podman volume exists "$name-storage"; then
+    [[ $(podman volume inspect --format "{{index .Labels \"$SEAT_LABEL\"}}" "$name-storage") == 1 ]] ||
+      asbx_die "volume $name-storage exists but was not made by up.sh"
+  else
     podman volume create --label "$SEAT_LABEL=1" "$name-storage" >/dev/null
+  fi
   p=$(pick_port)
   port[$name]=$p
   asbx_log "$name: booting on 127.0.0.1:$p"
@@ -129,6 +137,7 @@ for ((i = 1; i <= count; i++)); do
     --memory "$memory" --pids-limit "$pids_limit" \
     -v "$name-storage:/home/seat/.local/share/containers" \
     --mount "type=bind,src=$ASBX_SEAT_STATE/authorized_keys,dst=/home/seat/.ssh/authorized_keys,ro" \
+    --cidfile "$ASBX_SEAT_STATE/containers/$name.id" \
     "$ASBX_SEAT_IMAGE" /sbin/init >/dev/null 9>&-
 done
 
@@ -221,6 +230,8 @@ for name in "${names[@]}"; do
   fi
 done
 
+# One registry per prefix, so a test's own seats do not overwrite the default registry.
+[[ $prefix == asbx-seat ]] || SEAT_REGISTRY=$ASBX_SEAT_STATE/registry-$prefix.toml
 tmp=$(mktemp "$SEAT_REGISTRY.XXXXXX")
 {
   echo "# agent-seat hosts booted by scripts/seat-host/up.sh on $(date -u +%FT%TZ)"
