@@ -1,0 +1,107 @@
+#include "credtable/credtable.h"
+
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "launcher/error.h"
+#include "launcher/toml_util.h"
+
+namespace asbx {
+namespace {
+
+bool is_path_template(const std::string& t) {
+  return t.rfind("~/", 0) == 0 || t.rfind("{config}/", 0) == 0 || t.rfind("/", 0) == 0;
+}
+
+// Relative, no '..' or '.' components: the copy must stay inside the ephemeral HOME.
+bool is_home_relative(const std::string& d) {
+  if (d.empty() || d[0] == '/' || d.back() == '/') return false;
+  std::stringstream parts(d);
+  for (std::string part; std::getline(parts, part, '/');)
+    if (part.empty() || part == "." || part == "..") return false;
+  return true;
+}
+
+void check_row(const CredRow& row, const toml::node& node, const std::string& path) {
+  auto bad = [&](const std::string& why) { throw Error(ErrorKind::config, where(path, node) + ": " + why); };
+  if (row.name.empty()) bad("a runtime row needs a 'name'");
+  if (!is_path_template(row.source)) bad("runtime '" + row.name + "': 'source' must start with ~/, {config}/ or /");
+  if (!row.account_source.empty() &&
+      (!is_path_template(row.account_source) || row.account_source.find("{account}") == std::string::npos))
+    bad("runtime '" + row.name + "': 'account_source' must start with ~/, {config}/ or / and contain {account}");
+  if (!is_home_relative(row.destination))
+    bad("runtime '" + row.name + "': 'destination' must be a relative path inside HOME without '.' or '..'");
+}
+
+CredRow parse_row(const toml::node& node, const std::string& path) {
+  const auto* table = node.as_table();
+  if (!table) throw Error(ErrorKind::config, where(path, node) + ": each [[runtime]] must be a table");
+  CredRow row;
+  auto str = [&](std::string& field, const char* key) {
+    return [&field, key, &path](const toml::node& n) { field = get_string(n, path, key); };
+  };
+  for_each_key(*table, path, {
+      {"name", str(row.name, "name")},
+      {"source", str(row.source, "source")},
+      {"account_source", str(row.account_source, "account_source")},
+      {"destination", str(row.destination, "destination")},
+      {"env", [&](const toml::node& n) { row.env = get_strings(n, path, "env"); }},
+      {"required", [&](const toml::node& n) { row.required = get_bool(n, path, "required"); }},
+  });
+  check_row(row, node, path);
+  return row;
+}
+
+}  // namespace
+
+CredTable parse_credtable(const std::string& text, const std::string& path) {
+  CredTable out{path, {}};
+  toml::table table = parse_toml(text, path);
+  for_each_key(table, path, {{"runtime", [&](const toml::node& n) {
+                                const auto* rows = n.as_array();
+                                if (!rows) throw Error(ErrorKind::config, where(path, n) + ": 'runtime' must be [[runtime]] rows");
+                                for (const auto& item : *rows) out.rows.push_back(parse_row(item, path));
+                              }}});
+  for (std::size_t i = 0; i < out.rows.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (out.rows[i].name == out.rows[j].name)
+        throw Error(ErrorKind::config, path + ": runtime '" + out.rows[i].name + "' appears twice");
+  return out;
+}
+
+std::string credtable_path(const SeatConfig& seat) {
+  if (!seat.credtable.empty()) return seat.credtable;
+  struct stat st{};
+  if (::stat(ASBX_CREDTABLE_INSTALLED, &st) == 0) return ASBX_CREDTABLE_INSTALLED;
+  return std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml";
+}
+
+CredTable load_credtable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::config, path + ": the credential table cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_credtable(text.str(), path);
+}
+
+const CredRow& find_row(const CredTable& table, const std::string& name) {
+  std::string known;
+  for (const auto& row : table.rows) {
+    if (row.name == name) return row;
+    known += (known.empty() ? "" : ", ") + row.name;
+  }
+  throw Error(ErrorKind::usage, "--runtime: unknown runtime '" + name + "' (" + table.path + " has: " + known + ")");
+}
+
+std::string expand_template(const std::string& tmpl, const UserFacts& user, const std::string& account) {
+  std::string config = !user.xdg_config_home.empty() ? user.xdg_config_home : user.home + "/.config";
+  std::string out = tmpl;
+  if (out.rfind("~/", 0) == 0) out = user.home + out.substr(1);
+  if (out.rfind("{config}/", 0) == 0) out = config + out.substr(8);
+  for (auto at = out.find("{account}"); at != std::string::npos; at = out.find("{account}", at + account.size()))
+    out.replace(at, 9, account);
+  return out;
+}
+
+}  // namespace asbx

@@ -1,0 +1,39 @@
+// The credential table: one row per runtime, read from a TOML file installed with the
+// program. A row names where a credential lives on the seat and where its writable copy
+// goes inside the ephemeral HOME. What travels is a path, never a token.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "launcher/config.h"
+
+namespace asbx {
+
+struct CredRow {
+  std::string name;            // --runtime NAME
+  std::string source;          // path template of the default identity
+  std::string account_source;  // path template with {account}, for --account NAME
+  std::string destination;     // relative to the ephemeral HOME
+  std::vector<std::string> env;
+  bool required = true;
+  bool operator==(const CredRow&) const = default;
+};
+
+struct CredTable {
+  std::string path;  // file it came from
+  std::vector<CredRow> rows;
+};
+
+// Throws Error(config, "file:line: ...") on any malformed row or unknown key.
+CredTable parse_credtable(const std::string& text, const std::string& path);
+// Lookup order: the seat config's `credtable` (when set), then the installed table
+// (ASBX_CREDTABLE_INSTALLED), then the source tree's credtable/credtable.toml. No
+// environment variable takes part.
+std::string credtable_path(const SeatConfig& seat);
+CredTable load_credtable(const std::string& path);
+// Throws Error(usage) naming the known rows.
+const CredRow& find_row(const CredTable& table, const std::string& name);
+// ~ → home, {config} → XDG_CONFIG_HOME or ~/.config, {account} → account.
+std::string expand_template(const std::string& tmpl, const UserFacts& user, const std::string& account);
+
+}  // namespace asbx
