@@ -3,10 +3,12 @@
 #include <random>
 #include <unistd.h>
 
+#include "credtable/credential.h"
 #include "credtable/env_policy.h"
 #include "launcher/error.h"
 #include "launcher/request.h"
 #include "launcher/units.h"
+#include "mounts/git.h"
 #include "mounts/workspace.h"
 
 extern char** environ;
@@ -111,7 +113,9 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
     WorkspaceMount ws = plan_workspace(*req.workspace, seat.workspace_root);
     plan.mounts.push_back(ws.mount);
     plan.workdir = ws.container_path;
+    for (auto& m : plan_git_mounts(ws.host_path, seat.git_roots)) plan.mounts.push_back(m);
   }
+  plan_runtime(req, seat, user, facts, plan);
   plan.labels = session_labels(plan, user, facts);
   return plan;
 }

@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "launcher/session.h"
+#include "launcher/session_dir.h"
 #include "launcher/spec.h"
 #include "launcher/status.h"
 
@@ -42,7 +44,17 @@ int run_local(const Request& req, const LocalOptions& opts) {
     std::cout << plan_json(plan).dump(2) << std::endl;
     return 0;
   }
+  std::unique_ptr<SessionDir> dir;
+  try {
+    dir = std::make_unique<SessionDir>(plan);  // staged credentials: before any container
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+    return e.exit_code();
+  }
   SessionResult result = run_session(plan, StdioFds{});
+  dir->apply_report(result);
+  dir.reset();
   report(opts, result);
   nlohmann::json record = status_record(plan, result);
   if (!req.status_file.empty()) write_status_file(req.status_file, record);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "credtable/credential.h"
 #include "launcher/units.h"
 
 namespace asbx {
@@ -42,7 +43,7 @@ json create_body(const LaunchPlan& plan) {
   json body = {
       {"name", plan.container_name},
       {"image", plan.image},
-      {"command", plan.argv},
+      {"command", container_command(plan)},
       {"env", env_json(plan)},
       {"work_dir", plan.workdir},
       {"hostname", plan.hostname},
