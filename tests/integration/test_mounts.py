@@ -1,0 +1,126 @@
+"""Mounts: only this session's workspace (checked with realpath), git that works in a linked worktree."""
+import os
+import pathlib
+import subprocess
+
+from harness import SeatTest
+
+AGENT_UID = 1000  # a root caller's agent runs as 1000:1000 inside; it must own what it writes
+
+
+def chown_tree(path, uid=AGENT_UID):
+    for root, dirs, files in os.walk(path):
+        for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
+            os.lchown(name, uid, uid)
+
+
+def git(*args, cwd):
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@x", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@x", GIT_CONFIG_NOSYSTEM="1", HOME=str(cwd))
+    return subprocess.run(["git", "-c", "safe.directory=*", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+
+
+class WorkspaceEscapes(SeatTest):
+    """Each escape is refused with workspace_rejected, its exact message, and nothing created."""
+
+    def corpus(self):
+        root = self.seat.workspaces
+        (root / "ws1").mkdir()
+        (root / "real").mkdir()
+        (root / "real" / "inner").mkdir()
+        (root / "file").write_text("x")
+        outside = self.seat.dir / "outside"
+        outside.mkdir()
+        (root / "to-root").symlink_to("/")
+        (root / "linked-parent").symlink_to(root / "real")
+        (root / "to-ws1").symlink_to(root / "ws1")
+        r = str(root)
+        canon = "symlinks and '..' are refused"
+        return [
+            ("symlink to /", f"{r}/to-root", f"is not canonical (it resolves to '/'): {canon}"),
+            ("symlinked parent", f"{r}/linked-parent/inner",
+             f"is not canonical (it resolves to '{r}/real/inner'): {canon}"),
+            ("dot-dot", f"{r}/real/../ws1", f"is not canonical (it resolves to '{r}/ws1'): {canon}"),
+            ("outside the root", str(outside), f"resolves to '{outside}', outside the permitted root '{r}'"),
+            ("the root itself", r, f"resolves to '{r}', outside the permitted root '{r}'"),
+            ("symlink to another workspace", f"{r}/to-ws1", f"is not canonical (it resolves to '{r}/ws1'): {canon}"),
+            ("non-existent", f"{r}/nope", "does not resolve: No such file or directory"),
+            ("regular file", f"{r}/file", "is not a directory"),
+        ]
+
+    def test_escape_corpus(self):
+        for i, (case, path, why) in enumerate(self.corpus()):
+            with self.subTest(case=case):
+                sid = f"credmounts-esc{i}"
+                proc, record = self.seat.status("--id", sid, "--workspace", path, "--", "true")
+                self.assertLauncherError(proc, record, "workspace_rejected", f"workspace '{path}' {why}")
+                self.assertNoContainer(sid)
+                self.assertFalse((self.seat.dir / "run").exists())
+
+
+class OnlyThisWorkspace(SeatTest):
+    def test_workspace_is_mounted_alone_and_is_the_working_dir(self):
+        for name in ("mine", "other"):
+            (self.seat.workspaces / name).mkdir()
+        chown_tree(self.seat.workspaces / "mine")
+        proc = self.seat.run("--workspace", str(self.seat.workspaces / "mine"), "--", "bash", "-c",
+                             "pwd; ls /sandbox/workspaces; touch f && echo writable")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, b"/sandbox/workspaces/mine\nmine\nwritable\n")
+        self.assertTrue((self.seat.workspaces / "mine" / "f").exists())
+
+
+class LinkedWorktree(SeatTest):
+    def setUp(self):
+        super().setUp()
+        self.common_root = self.seat.dir / "git-common"
+        self.main = self.common_root / "main"
+        self.main.mkdir(parents=True)
+        self.seat.write(self.seat.config_file.read_text() + f'git_roots = ["{self.common_root}"]\n')
+        git("init", "-q", "-b", "main", cwd=self.main)
+        (self.main / "README").write_text("hello\n")
+        git("add", "README", cwd=self.main)
+        git("commit", "-qm", "first", cwd=self.main)
+        self.ws = self.seat.workspaces / "wt1"
+        git("worktree", "add", "-q", "-b", "task", str(self.ws), cwd=self.main)
+        chown_tree(self.seat.dir)
+        os.chown(self.seat.dir, 0, 0)
+
+    def test_git_commit_inside_is_visible_on_the_host(self):
+        inside = ("git -c user.name=agent -c user.email=agent@sandbox commit -q --allow-empty -m from-inside && "
+                  "git log --format=%s -1 && pwd")
+        proc = self.seat.run("--workspace", str(self.ws), "--", "bash", "-c", inside)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, b"from-inside\n/sandbox/workspaces/wt1\n")
+        self.assertEqual(git("log", "--format=%s", "-1", "task", cwd=self.main), "from-inside\n")
+
+    def test_dry_run_mounts_gitdir_and_commondir_at_the_same_paths(self):
+        import json
+        proc = self.seat.run("--dry-run", "--workspace", str(self.ws), "--", "true")
+        mounts = json.loads(proc.stdout)["create_body"]["mounts"]
+        common = str(self.main / ".git")
+        gitdir = common + "/worktrees/wt1"
+        binds = [(m["source"], m["destination"], m["options"]) for m in mounts if m["destination"] in (common, gitdir)]
+        self.assertEqual(binds, [(common, common, ["rbind", "rw"]), (gitdir, gitdir, ["rbind", "rw"])])
+
+    def test_gitdir_outside_the_permitted_roots_is_refused(self):
+        stray = self.seat.dir / "stray"
+        stray.mkdir()
+        git("init", "-q", "-b", "main", cwd=stray)
+        git("commit", "-q", "--allow-empty", "-m", "x", cwd=stray)
+        ws2 = self.seat.workspaces / "wt2"
+        git("worktree", "add", "-q", str(ws2), cwd=stray)
+        gitdir = stray / ".git" / "worktrees" / "wt2"
+        proc, record = self.seat.status("--id", "credmounts-git-out", "--workspace", str(ws2), "--", "true")
+        self.assertLauncherError(proc, record, "git_unmountable",
+                                 f"workspace '{ws2}': gitdir '{gitdir}' lies outside the permitted git roots "
+                                 f"({self.common_root})")
+        self.assertNoContainer("credmounts-git-out")
+
+    def test_gitdir_that_does_not_resolve_is_refused(self):
+        (self.ws / ".git").write_text("gitdir: /nonexistent/worktrees/wt1\n")
+        proc, record = self.seat.status("--id", "credmounts-git-gone", "--workspace", str(self.ws), "--", "true")
+        self.assertLauncherError(proc, record, "git_unmountable",
+                                 f"workspace '{self.ws}': gitdir '/nonexistent/worktrees/wt1' does not resolve to a "
+                                 "directory")
+        self.assertNoContainer("credmounts-git-gone")
