@@ -1,12 +1,15 @@
 """Credentials: staged from the seat, copied into the ephemeral HOME, never leaked, host file untouched."""
 import json
 import os
-import pathlib
+import pwd
+import shutil
 import subprocess
 import threading
 import time
+import unittest
 
-from harness import CODES, LAUNCHER, SeatTest, podman, session_containers, sha256
+from harness import CODES, LAUNCHER, Seat, SeatTest, podman, session_containers, sha256, unavailable
+from test_rootless import USER, rootless_socket
 
 MARKER = "asbx-credmounts-MARKER-7f3c9e"  # the "secret": must appear nowhere outside the copy
 
@@ -203,3 +206,32 @@ class StageStepKeepsTheContract(CredentialTest):
         record = json.loads(path.read_text())
         self.assertEqual((p.returncode, record["agent_exit_code"], record["cause"]), (143, 7, "signal"))
         self.assertNoContainer("credmounts-sig")
+
+
+class Rootless(unittest.TestCase):
+    """Under a rootless seat (keep-id) the copy belongs to the caller, and a refresh stays inside."""
+
+    def test_rootless_staging_and_refresh(self):
+        uid, socket = rootless_socket()
+        if uid is None or not os.path.exists(socket):
+            unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
+        seat = Seat(socket=socket, extra="waive_unenforced_limits = true\n")
+        self.addCleanup(seat.cleanup)
+        cred = seat.dir / "cred" / "auth.json"
+        cred.parent.mkdir()
+        cred.write_text("rootless-identity")
+        cred.chmod(0o600)
+        for path in [seat.dir, *seat.dir.rglob("*")]:
+            shutil.chown(path, USER, USER)
+        before = (sha256(cred.read_bytes()), os.stat(cred).st_mtime_ns)
+        status = seat.dir / "status.json"
+        env = [f"HOME={pwd.getpwnam(USER).pw_dir}", "PATH=/usr/bin:/bin", f"XDG_RUNTIME_DIR=/run/user/{uid}",
+               f"XDG_CONFIG_HOME={seat.config_home}", f"XDG_STATE_HOME={seat.state_home}"]
+        inside = 'f=$HOME/.codex/auth.json; stat -c "%a %u" $f; cat $f; echo; echo rotated > $f'
+        proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(LAUNCHER), "--status-file",
+                               str(status), "--runtime", "codex", "--credential", str(cred), "--", "bash", "-c",
+                               inside], capture_output=True, timeout=180, cwd="/")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), f"600 {uid}\nrootless-identity\n")
+        self.assertTrue(json.loads(status.read_text())["credential_refreshed_in_container"])
+        self.assertEqual((sha256(cred.read_bytes()), os.stat(cred).st_mtime_ns), before)
