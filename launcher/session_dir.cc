@@ -18,6 +18,10 @@ namespace {
 
 void make_dir(const std::string& dir, bool exclusive) {
   if (::mkdir(dir.c_str(), 0700) == 0 || (!exclusive && errno == EEXIST)) return;
+  // A live session with this id (or a killed launcher's leftover): the same answer podman
+  // gives for a second container of one name.
+  if (exclusive && errno == EEXIST)
+    throw Error(ErrorKind::create_failed, "session dir '" + dir + "' already exists: another session uses this id");
   throw Error(ErrorKind::internal, "cannot create session dir '" + dir + "': " + std::strerror(errno));
 }
 

@@ -235,3 +235,15 @@ class Rootless(unittest.TestCase):
         self.assertEqual(proc.stdout.decode(), f"600 {uid}\nrootless-identity\n")
         self.assertTrue(json.loads(status.read_text())["credential_refreshed_in_container"])
         self.assertEqual((sha256(cred.read_bytes()), os.stat(cred).st_mtime_ns), before)
+
+
+class SessionDirTaken(CredentialTest):
+    def test_a_live_session_dir_refuses_a_second_session_with_that_id(self):
+        self.put(self.home / ".codex/auth.json")
+        taken = self.seat.dir / "run" / "credmounts-taken"
+        taken.mkdir(parents=True)
+        proc, record = self.run_cred("--id", "credmounts-taken", "--runtime", "codex", "--", "true")
+        self.assertLauncherError(proc, record, "create_failed",
+                                 f"session dir '{taken}' already exists: another session uses this id")
+        self.assertTrue(taken.exists())  # not ours: left alone
+        self.assertNoContainer("credmounts-taken")
