@@ -57,6 +57,13 @@ PodmanApi::Reply PodmanApi::call(const std::string& method, const std::string& p
   return {r->status, r->body};
 }
 
+void PodmanApi::ping() {
+  Reply r = call("GET", "/_ping");
+  if (r.status != 200)
+    throw Error(ErrorKind::podman_unreachable, "podman API at " + socket_ + " answered " + std::to_string(r.status) +
+                                                   " to /_ping: " + api_message(r.body));
+}
+
 nlohmann::json PodmanApi::info() {
   Reply r = call("GET", "/info");
   if (r.status != 200)

@@ -21,7 +21,8 @@ class PodmanApi {
   ~PodmanApi();
   const std::string& socket() const { return socket_; }
 
-  nlohmann::json info();                        // throws podman_unreachable
+  void ping();                                  // throws podman_unreachable (cheap: /_ping)
+  nlohmann::json info();                        // slow (host and storage stats): doctor only
   bool image_exists(const std::string& image);
   Created create(const nlohmann::json& body);   // throws create_failed
   void init(const std::string& id);             // throws start_failed

@@ -54,7 +54,7 @@ class Session {
 
  private:
   void prepare() {
-    api_.info();
+    api_.ping();
     if (!api_.image_exists(plan_.image))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
