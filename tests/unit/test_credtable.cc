@@ -7,6 +7,7 @@
 #include "credtable/credential.h"
 #include "credtable/credtable.h"
 #include "launcher/error.h"
+#include "launcher/request.h"
 #include "launcher/session_dir.h"
 
 using namespace asbx;
@@ -155,4 +156,35 @@ TEST_CASE("a refresh is a changed copy; a deleted copy is not") {
   CHECK(refreshed_runtimes("codex aaa bbb\n") == std::vector<std::string>{"codex"});
   CHECK(refreshed_runtimes("codex aaa missing\n").empty());
   CHECK(refreshed_runtimes("").empty());
+}
+
+TEST_CASE("a runtime puts its credential into the plan as paths, mounts and env names") {
+  TempHome t;
+  t.put(t.dir / "home/.codex/auth.json");
+  UserFacts u;
+  u.uid = 0;
+  u.home = (t.dir / "home").string();
+  SeatConfig seat = parse_seat_config("runtime_dir = \"/run/x\"\n", "seat.toml", u);
+  Request req;
+  req.id = "c1";
+  req.runtime = "codex";
+  req.argv = {"codex", "exec"};
+  SessionFacts facts;
+  facts.environ = {{"OPENAI_BASE_URL", "http://127.0.0.1:1"}, {"OPENAI_API_KEY", "sk"}, {"ANTHROPIC_BASE_URL", "x"}};
+  LaunchPlan plan = build_plan(req, seat, u, facts);
+  CHECK(plan.runtime == "codex");
+  REQUIRE(plan.credentials.size() == 1);
+  CHECK(plan.credentials[0].source == (t.dir / "home/.codex/auth.json").string());
+  std::vector<Mount> tail(plan.mounts.end() - 2, plan.mounts.end());
+  CHECK(tail == std::vector<Mount>{
+                    {"bind", "/run/x/c1/secrets/codex/auth.json", "/sandbox-secrets/codex/auth.json",
+                     {"rbind", "ro", "nosuid", "nodev", "noexec"}},
+                    {"bind", "/run/x/c1/report", "/sandbox-report", {"rbind", "rw", "nosuid", "nodev", "noexec"}}});
+  std::vector<std::string> names;
+  for (const auto& kv : plan.env) names.push_back(kv.first);
+  CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "OPENAI_BASE_URL"});
+  CHECK(container_command(plan).back() == "exec");
+  req.runtime.clear();
+  req.account = "work";
+  CHECK_THROWS_WITH(build_plan(req, seat, u, facts), "--account and --credential need --runtime NAME");
 }
