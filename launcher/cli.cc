@@ -43,6 +43,8 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_flag("--dry-run", req.dry_run, "print the launch plan as JSON and create nothing");
   app.add_option("--status-file", req.status_file, "write the status record (JSON) here at the end");
   app.add_option("--ledger", req.ledger, "append the ledger line here instead of the default");
+  app.add_option("--capture-log", req.capture_log,
+                 "write the agent's combined stdout+stderr to this file; stdout then carries only its path");
 }
 
 void print_exit_codes(bool json) {
@@ -91,6 +93,9 @@ int main_for(const std::string& program, int argc, char** argv) {
   if (!rest.empty() && !req.argv.empty())
     return usage_error(program, "unexpected '" + rest[0] + "' before '--': the command goes after '--'", req);
   req.argv.insert(req.argv.begin(), rest.begin(), rest.end());
+  if (!req.capture_log.empty() && (req.tty || req.dry_run))
+    return usage_error(program, std::string("--capture-log cannot be combined with ") + (req.tty ? "--tty" : "--dry-run"),
+                       req);
   return run_local(req, LocalOptions{program});
 }
 

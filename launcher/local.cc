@@ -1,8 +1,12 @@
 #include "launcher/local.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <iostream>
 #include <memory>
+#include <unistd.h>
 
 #include "launcher/session.h"
 #include "launcher/session_dir.h"
@@ -22,6 +26,24 @@ std::string ledger_path(const Request& req, const SeatConfig& seat) {
   return req.ledger.empty() ? seat.ledger : req.ledger;
 }
 
+// --capture-log: the agent's stdout and stderr both go to this file, streamed through the
+// pump's fixed buffer (never held in memory). Created only after the plan is built, so a
+// usage or config failure leaves no file and prints nothing on stdout.
+int open_capture_log(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw Error(ErrorKind::usage, "--capture-log: cannot open '" + path + "': " + std::strerror(errno));
+  return fd;
+}
+
+// The caller's contract: once the log exists, stdout is exactly its path and a newline.
+StdioFds capture_stdio(const Request& req) {
+  if (req.capture_log.empty()) return StdioFds{};
+  int fd = open_capture_log(req.capture_log);
+  std::fputs((req.capture_log + "\n").c_str(), stdout);
+  std::fflush(stdout);
+  return StdioFds{0, fd, fd};
+}
+
 }  // namespace
 
 SeatConfig current_seat_config() {
@@ -32,9 +54,11 @@ SeatConfig current_seat_config() {
 int run_local(const Request& req, const LocalOptions& opts) {
   SeatConfig seat;
   LaunchPlan plan;
+  StdioFds io;
   try {
     seat = current_seat_config();
     plan = build_plan(req, seat, current_user_facts(), current_session_facts());
+    if (!req.dry_run) io = capture_stdio(req);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
@@ -52,11 +76,13 @@ int run_local(const Request& req, const LocalOptions& opts) {
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
     return e.exit_code();
   }
-  SessionResult result = run_session(plan, StdioFds{});
+  SessionResult result = run_session(plan, io);
+  if (io.out != 1) ::close(io.out);
   dir->apply_report(result);
   dir.reset();
   report(opts, result);
   nlohmann::json record = status_record(plan, result);
+  if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;
   if (!req.status_file.empty()) write_status_file(req.status_file, record);
   append_ledger(ledger_path(req, seat), record);
   return result.exit_code;
