@@ -107,6 +107,8 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.waive_unenforced_limits = seat.waive_unenforced_limits;
   plan.waiver_source = seat.path.empty() ? "the seat config file (" + seat_config_hint(user) + ")" : seat.path;
   plan.env = container_env(facts.environ, {});
+  // The launcher's session marker: agent-sandbox-unsafe refuses to run where it is set.
+  plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
   plan.workdir = "/sandbox/home";
   add_system_mounts(plan);
   if (req.workspace) {

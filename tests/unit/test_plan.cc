@@ -75,7 +75,7 @@ TEST_CASE("the environment is an allowlist with a secret veto") {
   LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", root_user()), root_user(), fixed_facts());
   std::vector<std::string> names;
   for (const auto& kv : plan.env) names.push_back(kv.first);
-  CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM"});
+  CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "AGENT_SANDBOX_SESSION"});
   CHECK(is_secret_looking("GITHUB_TOKEN"));
   CHECK(is_secret_looking("SSH_AUTH_SOCK"));
   CHECK(is_secret_looking("my_api_key"));

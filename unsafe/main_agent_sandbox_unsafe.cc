@@ -1,0 +1,16 @@
+// agent-sandbox-unsafe: the human-only hatch (unsafe/hatch.h). Not linked into agent-sandbox.
+#include <cstdio>
+
+#include "launcher/error.h"
+#include "unsafe/hatch.h"
+
+int main(int argc, char** argv) {
+  bool help = false;
+  try {
+    auto command = asbx::unsafe::parse_command({argv + 1, argv + argc}, help);
+    return help ? 0 : asbx::unsafe::run_hatch(command, {});
+  } catch (const asbx::Error& e) {
+    std::fprintf(stderr, "agent-sandbox-unsafe: %s\n", e.what());
+    return e.exit_code();
+  }
+}
