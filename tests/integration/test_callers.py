@@ -34,10 +34,8 @@ VOLATILE = ("durations_ms", "started_unix", "container_id")
 NOT_FORCIBLE_HERE = {
     "internal": "a launcher bug or OS error; there is no honest way to provoke one",
     "start_failed": "needs podman to accept a create and then fail the start; no reliable trigger on podman 4.3",
-    "limits_unenforced": "the local service is rootful and enforces limits",
+    "limits_unenforced": "the local service is rootful and enforces limits (test_rootless.py forces it as its user)",
     "killed_oom": "not produced by this build's session yet (OOM is reported as the agent's exit)",
-    "credential_unresolved": "credential staging is not in this build yet",
-    "git_unmountable": "git dir mounting is not in this build yet",
     "seat_preflight": "remote dispatch is not in this build yet",
     "systemd_run_failed": "remote dispatch is not in this build yet",
     "reexec_loop": "remote dispatch is not in this build yet",
@@ -111,6 +109,17 @@ def force_workspace_rejected(ctx):
     return ["--workspace", "/nonexistent/callers-ws", "--", "callers-agent"]
 
 
+def force_credential_unresolved(ctx):
+    return ["--runtime", "codex", "--credential", str(ctx.dir / "no-auth.json"), "--", "codex", "exec", "hi"]
+
+
+def force_git_unmountable(ctx):
+    ws = ctx.seat.workspaces / "callers-gws"
+    ws.mkdir(exist_ok=True)
+    (ws / ".git").write_text("gitdir: /nonexistent/callers/.git\n")
+    return ["--workspace", str(ws), "--", "callers-agent"]
+
+
 FORCERS = {
     "usage": force_usage,
     "config": force_config,
@@ -121,6 +130,8 @@ FORCERS = {
     "command_not_executable": force_command_not_executable,
     "killed_timeout": force_killed_timeout,
     "workspace_rejected": force_workspace_rejected,
+    "credential_unresolved": force_credential_unresolved,
+    "git_unmountable": force_git_unmountable,
 }
 
 
