@@ -5,7 +5,9 @@
 
 #include "credtable/credential.h"
 #include "credtable/env_policy.h"
+#include "credtable/inner_sandbox.h"
 #include "launcher/error.h"
+#include "launcher/network.h"
 #include "launcher/request.h"
 #include "launcher/units.h"
 #include "mounts/git.h"
@@ -95,11 +97,14 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.container_name = "asbx-" + plan.session_id;
   plan.image = req.image.value_or(seat.image);
   plan.argv = req.argv;
+  if (const InnerSandboxRule* rule = builtin_inner_sandbox_rule(req.runtime))
+    plan.inner_sandbox = inner_sandbox_state(*rule, plan.argv);
   plan.rootless = user.uid != 0;
   plan.user = container_user(user);
   plan.limits = limits_for(req, seat);
   plan.timeout_ms = req.timeout ? parse_duration_ms(*req.timeout, "--timeout") : 0;
   plan.network = req.network.value_or(seat.network);
+  if (req.network) parse_network(*req.network, "--network");  // the seat's value was checked at load
   plan.tty = req.tty;
   plan.hostname = "agent-sandbox";
   plan.socket = seat.socket;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "launcher/error.h"
+#include "launcher/network.h"
 #include "launcher/toml_util.h"
 #include "launcher/units.h"
 
@@ -85,7 +86,11 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
   for_each_key(table, path, {
       {"socket", str(c.socket, "socket")},
       {"image", str(c.image, "image")},
-      {"network", str(c.network, "network")},
+      {"network", [&](const toml::node& n) {
+         c.network = get_string(n, path, "network");
+         try { parse_network(c.network, "network"); }
+         catch (const Error& e) { throw Error(ErrorKind::config, where(path, n) + ": " + e.what()); }
+       }},
       {"workspace_root", str(c.workspace_root, "workspace_root")},
       {"runtime_dir", str(c.runtime_dir, "runtime_dir")},
       {"ledger", str(c.ledger, "ledger")},

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "credtable/credential.h"
+#include "launcher/network.h"
 #include "launcher/units.h"
 
 namespace asbx {
@@ -54,7 +55,7 @@ json create_body(const LaunchPlan& plan) {
       {"terminal", plan.tty},
       {"stdin", true},
       {"labels", plan.labels},
-      {"netns", {{"nsmode", plan.network}}},
+      {"netns", netns_json(parse_network(plan.network, "--network"))},
       {"r_limits", rlimits_json(plan.limits)},
       {"resource_limits", resources_json(plan.limits)},
       {"mounts", mounts_json(plan.mounts)},

@@ -1,0 +1,112 @@
+// Network modes and the inner-sandbox rule: pure policy for running real agents.
+#include <doctest/doctest.h>
+
+#include "credtable/inner_sandbox.h"
+#include "launcher/error.h"
+#include "launcher/network.h"
+#include "launcher/request.h"
+#include "launcher/spec.h"
+
+using namespace asbx;
+using nlohmann::json;
+
+namespace {
+UserFacts root() {
+  UserFacts u;
+  u.name = "root";
+  u.home = "/root";
+  return u;
+}
+LaunchPlan plan_for(Request r, const std::string& seat_text = "") {
+  r.id = "a1";
+  return build_plan(r, parse_seat_config(seat_text, "seat.toml", root()), root(), SessionFacts{});
+}
+Request with_network(std::string network) {
+  Request r;
+  r.argv = {"true"};
+  r.network = std::move(network);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("network modes map to libpod netns objects") {
+  CHECK(parse_network("none", "--network") == NetworkMode{"none", ""});
+  CHECK(parse_network("slirp4netns", "--network") == NetworkMode{"slirp4netns", ""});
+  CHECK(parse_network("ns:/run/netns/model", "--network") == NetworkMode{"path", "/run/netns/model"});
+  CHECK(parse_network("container:mock-1", "--network") == NetworkMode{"container", "mock-1"});
+  CHECK(netns_json({"path", "/run/netns/m"}) == json({{"nsmode", "path"}, {"value", "/run/netns/m"}}));
+  CHECK(netns_json({"none", ""}) == json({{"nsmode", "none"}}));
+  CHECK(create_body(plan_for(with_network("ns:/run/netns/m")))["netns"] ==
+        json({{"nsmode", "path"}, {"value", "/run/netns/m"}}));
+  CHECK(plan_for(with_network("ns:/run/netns/m")).network == "ns:/run/netns/m");
+}
+
+TEST_CASE("refused network modes are usage errors naming the flag") {
+  const char* accepted = "use none, ns:/run/netns/NAME, container:NAME or slirp4netns";
+  CHECK_THROWS_WITH_AS(plan_for(with_network("host")),
+                       ("--network: 'host' is refused: it would give the agent the seat's own network stack; " +
+                        std::string(accepted)).c_str(), Error);
+  CHECK_THROWS_WITH_AS(plan_for(with_network("bridge")),
+                       ("--network: 'bridge' is not a network mode: " + std::string(accepted)).c_str(), Error);
+  for (const char* bad : {"ns:", "ns:run/netns/x", "ns:/run/../etc", "ns:/run/netns/", "ns:/run//x", "ns:/./x"})
+    CHECK_THROWS_WITH_AS(plan_for(with_network(bad)),
+                         ("--network: '" + std::string(bad) +
+                          "' needs an absolute namespace path without '.' or '..' (e.g. ns:/run/netns/NAME)").c_str(),
+                         Error);
+  for (const char* bad : {"container:", "container:-x", "container:a/b"})
+    CHECK_THROWS_WITH_AS(plan_for(with_network(bad)),
+                         ("--network: '" + std::string(bad) + "' needs a container name or id (letters, digits, - _ .)")
+                             .c_str(), Error);
+  try {
+    plan_for(with_network("host"));
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+  }
+}
+
+TEST_CASE("the seat config's network is checked with file:line") {
+  CHECK(plan_for(Request{.argv = {"true"}}, "network = \"container:proxy\"\n").network == "container:proxy");
+  try {
+    parse_seat_config("image = \"x\"\nnetwork = \"host\"\n", "/etc/seat.toml", root());
+    FAIL("accepted host");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::config);
+    CHECK(std::string(e.what()) ==
+          "/etc/seat.toml:2: network: 'host' is refused: it would give the agent the seat's own network stack; "
+          "use none, ns:/run/netns/NAME, container:NAME or slirp4netns");
+  }
+}
+
+TEST_CASE("the inner sandbox must be turned off by the user's own argv") {
+  const InnerSandboxRule& codex = *builtin_inner_sandbox_rule("codex");
+  const InnerSandboxRule& claude = *builtin_inner_sandbox_rule("claude");
+  CHECK(builtin_inner_sandbox_rule("cursor-agent") == nullptr);
+  CHECK(inner_sandbox_state(codex, {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "p"}) ==
+        "off: --dangerously-bypass-approvals-and-sandbox");
+  CHECK(inner_sandbox_state(codex, {"/usr/local/bin/codex", "exec", "-s", "danger-full-access", "p"}) ==
+        "off: -s danger-full-access");
+  CHECK(inner_sandbox_state(codex, {"codex", "--sandbox=danger-full-access"}) == "off: --sandbox danger-full-access");
+  CHECK(inner_sandbox_state(claude, {"claude", "-p", "x", "--dangerously-skip-permissions"}) ==
+        "off: --dangerously-skip-permissions");
+  CHECK(inner_sandbox_state(codex, {"codex", "--version"}) == "n/a: informational");
+  CHECK(inner_sandbox_state(codex, {"bash", "-c", "codex exec x"}) == "unchecked: argv[0] is not codex");
+  CHECK_THROWS_WITH_AS(inner_sandbox_state(codex, {"codex", "exec", "-s", "workspace-write", "p"}),
+                       "--runtime codex: codex's own sandbox (bwrap) cannot map uids inside the container and codex "
+                       "then exits 0 having done nothing; the container is the sandbox: add "
+                       "'--dangerously-bypass-approvals-and-sandbox' or '--sandbox danger-full-access' or "
+                       "'-s danger-full-access' to the command", Error);
+  // A prompt after "--" is not a flag.
+  CHECK_THROWS_AS(inner_sandbox_state(claude, {"claude", "-p", "--", "--dangerously-skip-permissions"}), Error);
+}
+
+TEST_CASE("the plan records the inner sandbox state") {
+  Request r;
+  r.argv = {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "hi"};
+  r.runtime = "codex";
+  CHECK(plan_for(r).inner_sandbox == "off: --dangerously-bypass-approvals-and-sandbox");
+  r.runtime = "";
+  CHECK(plan_for(r).inner_sandbox == "n/a");
+  r.runtime = "claude";
+  r.argv = {"claude", "-p", "hi"};
+  CHECK_THROWS_AS(plan_for(r), Error);
+}
