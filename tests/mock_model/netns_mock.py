@@ -12,6 +12,7 @@ no route, no DNS server. The namespace and the server are removed on exit, by pi
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,11 +47,12 @@ class MockInNetns:
     def start(self):
         subprocess.run(["ip", "netns", "add", self.name], check=True, capture_output=True)
         subprocess.run(["ip", "-n", self.name, "link", "set", "lo", "up"], check=True, capture_output=True)
-        self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--port", "0",
-             "--command", self.command, "--final", self.final, "--log", str(self.log),
-             "--max-seconds", str(self.max_seconds)],
-            stdout=subprocess.PIPE, stderr=open(self.dir / "stderr", "wb"), text=True)
+        with open(self.dir / "stderr", "wb") as stderr:
+            self.proc = subprocess.Popen(
+                ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--port", "0",
+                 "--command", self.command, "--final", self.final, "--log", str(self.log),
+                 "--max-seconds", str(self.max_seconds)],
+                stdout=subprocess.PIPE, stderr=stderr, text=True)
         first = self.proc.stdout.readline().strip()
         if not first.startswith("PORT="):
             raise RuntimeError("mock did not start: %r %s" % (first, (self.dir / "stderr").read_text()))
@@ -77,3 +79,4 @@ class MockInNetns:
             self.proc = None
         if os.path.exists(self.path):
             subprocess.run(["ip", "netns", "delete", self.name], capture_output=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
