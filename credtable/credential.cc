@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "credtable/env_policy.h"
+#include "credtable/inner_sandbox.h"
 #include "launcher/error.h"
 #include "mounts/workspace.h"
 
@@ -76,6 +77,7 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   CredTable table = load_credtable(credtable_path(seat));
   const CredRow& row = find_row(table, req.runtime);
   plan.runtime = row.name;
+  plan.inner_sandbox = inner_sandbox_state(row, plan.argv);
   plan.env = container_env(facts.environ, row.env);
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
   for (const auto& cred : plan.credentials)

@@ -32,6 +32,8 @@ void check_row(const CredRow& row, const toml::node& node, const std::string& pa
     bad("runtime '" + row.name + "': 'account_source' must start with ~/, {config}/ or / and contain {account}");
   if (!is_home_relative(row.destination))
     bad("runtime '" + row.name + "': 'destination' must be a relative path inside HOME without '.' or '..'");
+  if (!row.inner_sandbox_off.empty() && row.inner_sandbox_why.empty())
+    bad("runtime '" + row.name + "': 'inner_sandbox_off' needs 'inner_sandbox_why'");
 }
 
 CredRow parse_row(const toml::node& node, const std::string& path) {
@@ -48,7 +50,11 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
       {"destination", str(row.destination, "destination")},
       {"env", [&](const toml::node& n) { row.env = get_strings(n, path, "env"); }},
       {"required", [&](const toml::node& n) { row.required = get_bool(n, path, "required"); }},
+      {"command", str(row.command, "command")},
+      {"inner_sandbox_off", [&](const toml::node& n) { row.inner_sandbox_off = get_strings(n, path, "inner_sandbox_off"); }},
+      {"inner_sandbox_why", str(row.inner_sandbox_why, "inner_sandbox_why")},
   });
+  if (row.command.empty()) row.command = row.name;
   check_row(row, node, path);
   return row;
 }

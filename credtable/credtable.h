@@ -16,6 +16,9 @@ struct CredRow {
   std::string destination;     // relative to the ephemeral HOME
   std::vector<std::string> env;
   bool required = true;
+  std::string command;                          // the CLI's argv[0] basename (default: name)
+  std::vector<std::string> inner_sandbox_off;   // argv forms that turn the CLI's own sandbox off
+  std::string inner_sandbox_why;                // why it must be off, for the usage error
   bool operator==(const CredRow&) const = default;
 };
 

@@ -7,19 +7,6 @@
 namespace asbx {
 namespace {
 
-const std::vector<InnerSandboxRule>& builtin_rules() {
-  static const std::vector<InnerSandboxRule> rules = {
-      {"codex", "codex",
-       {"--dangerously-bypass-approvals-and-sandbox", "--sandbox danger-full-access", "-s danger-full-access"},
-       "codex's own sandbox (bwrap) cannot map uids inside the container and codex then exits 0 having done "
-       "nothing"},
-      {"claude", "claude",
-       {"--dangerously-skip-permissions", "--permission-mode bypassPermissions"},
-       "claude would stop at a permission prompt for every tool call inside the container"},
-  };
-  return rules;
-}
-
 std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // True when argv (up to a bare "--") holds `form`: one token, or "OPTION VALUE" as two
@@ -44,21 +31,16 @@ bool informational(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-const InnerSandboxRule* builtin_inner_sandbox_rule(const std::string& runtime) {
-  for (const auto& rule : builtin_rules())
-    if (rule.runtime == runtime) return &rule;
-  return nullptr;
-}
-
-std::string inner_sandbox_state(const InnerSandboxRule& rule, const std::vector<std::string>& argv) {
-  if (argv.empty() || basename_of(argv[0]) != rule.command)
-    return "unchecked: argv[0] is not " + rule.command;
-  for (const auto& form : rule.off_forms)
+std::string inner_sandbox_state(const CredRow& row, const std::vector<std::string>& argv) {
+  if (row.inner_sandbox_off.empty()) return "n/a";
+  if (argv.empty() || basename_of(argv[0]) != row.command)
+    return "unchecked: argv[0] is not " + row.command;
+  for (const auto& form : row.inner_sandbox_off)
     if (argv_has(argv, form)) return "off: " + form;
   if (informational(argv)) return "n/a: informational";
   std::string forms;
-  for (const auto& form : rule.off_forms) forms += (forms.empty() ? "'" : " or '") + form + "'";
-  throw Error(ErrorKind::usage, "--runtime " + rule.runtime + ": " + rule.why +
+  for (const auto& form : row.inner_sandbox_off) forms += (forms.empty() ? "'" : " or '") + form + "'";
+  throw Error(ErrorKind::usage, "--runtime " + row.name + ": " + row.inner_sandbox_why +
                                     "; the container is the sandbox: add " + forms + " to the command");
 }
 

@@ -5,7 +5,6 @@
 
 #include "credtable/credential.h"
 #include "credtable/env_policy.h"
-#include "credtable/inner_sandbox.h"
 #include "launcher/error.h"
 #include "launcher/network.h"
 #include "launcher/request.h"
@@ -97,8 +96,6 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.container_name = "asbx-" + plan.session_id;
   plan.image = req.image.value_or(seat.image);
   plan.argv = req.argv;
-  if (const InnerSandboxRule* rule = builtin_inner_sandbox_rule(req.runtime))
-    plan.inner_sandbox = inner_sandbox_state(*rule, plan.argv);
   plan.rootless = user.uid != 0;
   plan.user = container_user(user);
   plan.limits = limits_for(req, seat);

@@ -1,6 +1,10 @@
 // Network modes and the inner-sandbox rule: pure policy for running real agents.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <fstream>
+
+#include "credtable/credtable.h"
 #include "credtable/inner_sandbox.h"
 #include "launcher/error.h"
 #include "launcher/network.h"
@@ -20,6 +24,10 @@ UserFacts root() {
 LaunchPlan plan_for(Request r, const std::string& seat_text = "") {
   r.id = "a1";
   return build_plan(r, parse_seat_config(seat_text, "seat.toml", root()), root(), SessionFacts{});
+}
+const CredRow& row(const std::string& name) {
+  static const CredTable table = load_credtable(std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml");
+  return find_row(table, name);
 }
 Request with_network(std::string network) {
   Request r;
@@ -78,9 +86,9 @@ TEST_CASE("the seat config's network is checked with file:line") {
 }
 
 TEST_CASE("the inner sandbox must be turned off by the user's own argv") {
-  const InnerSandboxRule& codex = *builtin_inner_sandbox_rule("codex");
-  const InnerSandboxRule& claude = *builtin_inner_sandbox_rule("claude");
-  CHECK(builtin_inner_sandbox_rule("cursor-agent") == nullptr);
+  const CredRow& codex = row("codex");
+  const CredRow& claude = row("claude");
+  CHECK(inner_sandbox_state(row("cursor-agent"), {"cursor-agent", "-p", "x"}) == "n/a");
   CHECK(inner_sandbox_state(codex, {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "p"}) ==
         "off: --dangerously-bypass-approvals-and-sandbox");
   CHECK(inner_sandbox_state(codex, {"/usr/local/bin/codex", "exec", "-s", "danger-full-access", "p"}) ==
@@ -88,6 +96,8 @@ TEST_CASE("the inner sandbox must be turned off by the user's own argv") {
   CHECK(inner_sandbox_state(codex, {"codex", "--sandbox=danger-full-access"}) == "off: --sandbox danger-full-access");
   CHECK(inner_sandbox_state(claude, {"claude", "-p", "x", "--dangerously-skip-permissions"}) ==
         "off: --dangerously-skip-permissions");
+  CHECK(inner_sandbox_state(claude, {"claude", "--permission-mode", "bypassPermissions", "-p", "x"}) ==
+        "off: --permission-mode bypassPermissions");
   CHECK(inner_sandbox_state(codex, {"codex", "--version"}) == "n/a: informational");
   CHECK(inner_sandbox_state(codex, {"bash", "-c", "codex exec x"}) == "unchecked: argv[0] is not codex");
   CHECK_THROWS_WITH_AS(inner_sandbox_state(codex, {"codex", "exec", "-s", "workspace-write", "p"}),
@@ -99,14 +109,36 @@ TEST_CASE("the inner sandbox must be turned off by the user's own argv") {
   CHECK_THROWS_AS(inner_sandbox_state(claude, {"claude", "-p", "--", "--dangerously-skip-permissions"}), Error);
 }
 
-TEST_CASE("the plan records the inner sandbox state") {
+TEST_CASE("a row with inner_sandbox_off needs its reason") {
+  CHECK_THROWS_WITH_AS(parse_credtable("[[runtime]]\nname = \"x\"\nsource = \"~/a\"\ndestination = \"a\"\n"
+                                       "inner_sandbox_off = [\"--yolo\"]\n", "t.toml"),
+                       "t.toml:1: runtime 'x': 'inner_sandbox_off' needs 'inner_sandbox_why'", Error);
+  CredTable t = parse_credtable("[[runtime]]\nname = \"x\"\nsource = \"~/a\"\ndestination = \"a\"\n", "t.toml");
+  CHECK(t.rows[0].command == "x");
+}
+
+TEST_CASE("the plan records the inner sandbox state before resolving credentials") {
+  char dir[] = "/tmp/asbx-unit-agents-XXXXXX";
+  REQUIRE(::mkdtemp(dir));
+  std::string cred = std::string(dir) + "/auth.json";
+  std::ofstream(cred) << "{}";
   Request r;
   r.argv = {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "hi"};
   r.runtime = "codex";
+  r.credential = cred;
   CHECK(plan_for(r).inner_sandbox == "off: --dangerously-bypass-approvals-and-sandbox");
   r.runtime = "";
+  r.credential = "";
   CHECK(plan_for(r).inner_sandbox == "n/a");
   r.runtime = "claude";
+  r.credential = "/nonexistent/credentials.json";
   r.argv = {"claude", "-p", "hi"};
-  CHECK_THROWS_AS(plan_for(r), Error);
+  try {
+    plan_for(r);
+    FAIL("accepted claude without the bypass flag");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);  // not credential_unresolved: the argv is checked first
+  }
+  std::remove(cred.c_str());
+  ::rmdir(dir);
 }
