@@ -132,7 +132,8 @@ class FailClosed(SeatTest):
         self.assertEqual((record["outcome"], record["error_kind"], record["agent_exit_code"]), ("exited", None, 127))
 
     def test_create_refused(self):
-        proc, record = self.seat.status("--id", "fc-create", "--network", "bogus-mode", "--", "true")
+        proc, record = self.seat.status("--id", "fc-create", "--network", "ns:/run/netns/fc-absent-namespace", "--",
+                                        "true")  # valid syntax (docs/AGENTS.md), refused by podman
         self.assertEqual(proc.returncode, CODES["create_failed"])
         self.assertEqual(record["error_kind"], "create_failed")
         self.assertTrue(record["message"].startswith("podman refused to create the container (500): "))
