@@ -168,7 +168,7 @@ TEST_CASE("a runtime puts its credential into the plan as paths, mounts and env 
   Request req;
   req.id = "c1";
   req.runtime = "codex";
-  req.argv = {"codex", "exec"};
+  req.argv = {"codex", "--dangerously-bypass-approvals-and-sandbox", "exec"};  // the row requires it
   SessionFacts facts;
   facts.environ = {{"OPENAI_BASE_URL", "http://127.0.0.1:1"}, {"OPENAI_API_KEY", "sk"}, {"ANTHROPIC_BASE_URL", "x"}};
   LaunchPlan plan = build_plan(req, seat, u, facts);
