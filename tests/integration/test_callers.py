@@ -86,7 +86,7 @@ def force_image_missing(ctx):
 
 
 def force_create_failed(ctx):
-    return ["--network", "callers-bogus-mode", "--", "callers-agent"]
+    return ["--network", "ns:/run/netns/callers-absent-ns", "--", "callers-agent"]  # valid mode, refused by podman
 
 
 def force_command_not_found(ctx):
@@ -110,7 +110,8 @@ def force_workspace_rejected(ctx):
 
 
 def force_credential_unresolved(ctx):
-    return ["--runtime", "codex", "--credential", str(ctx.dir / "no-auth.json"), "--", "codex", "exec", "hi"]
+    return ["--runtime", "codex", "--credential", str(ctx.dir / "no-auth.json"), "--", "codex", "exec",
+            "--dangerously-bypass-approvals-and-sandbox", "hi"]  # the row requires the bypass form
 
 
 def force_git_unmountable(ctx):
