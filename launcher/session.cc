@@ -1,6 +1,7 @@
 #include "launcher/session.h"
 
 #include <csignal>
+#include <ctime>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -39,6 +40,7 @@ class Session {
 
   SessionResult run() {
     std::int64_t t0 = steady_ms();
+    result_.started_unix = static_cast<std::int64_t>(std::time(nullptr));
     try {
       prepare();
       execute(t0);

@@ -157,18 +157,20 @@ class FailClosed(SeatTest):
 
     def test_usage_errors(self):
         cases = [
-            (["--bogus", "--", "true"], "unknown option '--bogus'; run 'agent-sandbox --help'"),
-            (["--memory", "12x", "--", "true"], "--memory: '12x' has an unknown unit (use k, m or g)"),
-            (["--timeout", "soon", "--", "true"], "--timeout: 'soon' is not a number"),
+            (["--id", "fu-1", "--bogus", "--", "true"], "unknown option '--bogus'; run 'agent-sandbox --help'"),
+            (["--id", "fu-2", "--memory", "12x", "--", "true"], "--memory: '12x' has an unknown unit (use k, m or g)"),
+            (["--id", "fu-3", "--timeout", "soon", "--", "true"], "--timeout: 'soon' is not a number"),
             (["--id", "bad id", "--", "true"],
              "--id: 'bad id' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit"),
-            ([], "no command given: use agent-sandbox [options] -- COMMAND [ARG...]"),
+            (["--id", "fu-4"], "no command given: use agent-sandbox [options] -- COMMAND [ARG...]"),
         ]
         for args, message in cases:
             with self.subTest(args=args):
                 proc, record = self.seat.status(*args)
                 self.assertLauncherError(proc, record, "usage", message)
-        self.assertEqual(session_containers(), [])
+        for n in range(1, 5):
+            self.assertNoContainer(f"fu-{n}")
+        self.assertEqual(list((self.seat.dir / "run").glob("*")) if (self.seat.dir / "run").exists() else [], [])
 
     def test_bad_seat_config_names_file_and_line(self):
         self.seat.write('socket = "/x"\nimage = 5\n')
