@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include "launcher/attach.h"
+#include "launcher/cgroup_monitor.h"
 #include "launcher/podman_api.h"
 #include "launcher/pump.h"
 #include "launcher/spec.h"
+#include "launcher/units.h"
 
 namespace asbx {
 
@@ -65,6 +67,16 @@ class Session {
     result_.warnings = c.warnings;
     check_limits_enforced();
     api_.init(c.id);
+    watch_cgroup();
+  }
+
+  // After init the container's cgroup exists and its first process is there; the
+  // counters must be read while it lives (podman deletes it before /wait returns).
+  void watch_cgroup() {
+    nlohmann::json state = api_.inspect(result_.container_id);
+    long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
+    std::string why = pid > 0 ? monitor_.start(pid) : "podman reported no process for the initialised container";
+    if (!why.empty()) result_.warnings.push_back("no kill attribution for this session: " + why);
   }
 
   // Rootless podman on cgroup v1 drops every resource limit and says so only in a warning.
@@ -90,6 +102,7 @@ class Session {
     PumpHooks hooks = pump_hooks();
     PumpResult pumped = pump_stdio(attach, io_, plan_.tty, signals_, hooks);
     int code = api_.wait(result_.container_id);
+    result_.counters = monitor_.stop();
     result_.run_ms = steady_ms() - started;
     conclude(code, pumped);
   }
@@ -140,6 +153,7 @@ class Session {
                                                                                    : "command not executable") +
                                 " inside the container: '" + plan_.argv[0] + "'");
     }
+    result_.cause = decide_cause(result_.cause, result_.counters);
     if (result_.cause == "timeout") {
       record_error(result_, Error(ErrorKind::killed_timeout, "killed: the session's timeout of " +
                                                                  std::to_string(plan_.timeout_ms) + " ms passed"));
@@ -148,10 +162,27 @@ class Session {
       result_.outcome = "killed";
       result_.exit_code = 128 + result_.signal;
       result_.message = "stopped: the launcher received signal " + std::to_string(result_.signal);
+    } else if (result_.cause == "oom" && code == 128 + SIGKILL) {
+      record_error(result_, Error(ErrorKind::killed_oom, "killed: out of memory (the session's memory limit of " +
+                                                             format_size(plan_.limits.memory_bytes) + ")"));
+      result_.outcome = "killed";
     } else {
       result_.outcome = "exited";
       result_.exit_code = code;
     }
+    note_survived_events();
+  }
+
+  // Containment events the agent may have survived are said on stderr (and recorded).
+  void note_survived_events() {
+    const KillCounters& c = result_.counters;
+    if (c.oom_killed && result_.error_kind != ErrorKind::killed_oom)
+      result_.warnings.push_back("the kernel killed " + std::to_string(std::max<std::int64_t>(c.oom_kills, 1)) +
+                                 " process(es) of the session: out of memory (limit " +
+                                 format_size(plan_.limits.memory_bytes) + ")");
+    if (c.pids_refused > 0)
+      result_.warnings.push_back("the pids limit of " + std::to_string(plan_.limits.pids) + " refused " +
+                                 std::to_string(c.pids_refused) + " fork(s)");
   }
 
   void cleanup() {
@@ -183,6 +214,7 @@ class Session {
   StdioFds io_;
   PodmanApi api_;
   SessionResult result_;
+  CgroupMonitor monitor_;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;
   bool kill_sent_ = false;

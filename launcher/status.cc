@@ -28,7 +28,7 @@ json limits_json(const LaunchPlan& plan, const SessionResult& r) {
 
 json counters_json(const KillCounters& c) {
   auto opt = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
-  return {{"cgroup_version", or_null(c.cgroup_version)}, {"oom_kills", c.oom_kills},
+  return {{"cgroup_version", or_null(c.cgroup_version)}, {"oom_killed", c.oom_killed}, {"oom_kills", c.oom_kills},
           {"pids_refused", c.pids_refused},          {"memory_peak_bytes", opt(c.memory_peak_bytes)},
           {"pids_peak", opt(c.pids_peak)},           {"cpu_usage_ns", opt(c.cpu_usage_ns)}};
 }
