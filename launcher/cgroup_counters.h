@@ -48,8 +48,8 @@ CgroupSample sample_from(const CgroupLocation& at, const ReadFile& read);
 void fold_sample(KillCounters& into, const CgroupSample& sample);
 
 // The one rule for `cause` when several things happened: the launcher's own kill
-// (timeout, then signal) ended the session, so it wins; otherwise an OOM kill, then a
-// refused fork. "" when nothing happened.
+// (timeout or signal, whichever the session saw first) ended the session, so it wins;
+// otherwise an OOM kill, then a refused fork. "" when nothing happened.
 std::string decide_cause(const std::string& launcher_cause, const KillCounters& counters);
 
 }  // namespace asbx
