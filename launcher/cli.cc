@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "launcher/error.h"
+#include "launcher/gc.h"
 #include "launcher/local.h"
 #include "launcher/status.h"
 
@@ -75,6 +76,11 @@ int main_for(const std::string& program, int argc, char** argv) {
   bool codes_json = false;
   auto* codes = app.add_subcommand("exit-codes", "print the table of launcher exit codes");
   codes->add_flag("--json", codes_json, "as JSON");
+  bool gc_json = false, ps_json = false;
+  auto* gc = app.add_subcommand("gc", "remove session containers whose launcher is gone or whose timeout passed");
+  gc->add_flag("--json", gc_json, "as JSON");
+  auto* ps = app.add_subcommand("ps", "list live sessions on this seat");
+  ps->add_flag("--json", ps_json, "as JSON");
   try {
     std::reverse(options.begin(), options.end());
     app.parse(options);
@@ -87,6 +93,8 @@ int main_for(const std::string& program, int argc, char** argv) {
     print_exit_codes(codes_json);
     return 0;
   }
+  if (gc->parsed()) return gc_main(program, gc_json);
+  if (ps->parsed()) return ps_main(program, ps_json);
   auto rest = app.remaining();
   if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-')
     return usage_error(program, "unknown option '" + rest[0] + "'; run '" + program + " --help'", req);

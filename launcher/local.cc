@@ -8,6 +8,7 @@
 #include <memory>
 #include <unistd.h>
 
+#include "launcher/gc.h"
 #include "launcher/session.h"
 #include "launcher/session_dir.h"
 #include "launcher/spec.h"
@@ -68,6 +69,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
     std::cout << plan_json(plan).dump(2) << std::endl;
     return 0;
   }
+  gc_before_launch(plan.socket);  // containers of SIGKILLed launchers go first (one list call)
   std::unique_ptr<SessionDir> dir;
   try {
     dir = std::make_unique<SessionDir>(plan);  // staged credentials: before any container

@@ -1,0 +1,53 @@
+// Sessions seen through their containers' labels: `agent-sandbox ps` lists them and
+// `agent-sandbox gc` removes those whose launcher is gone (SIGKILL, crash, reboot) or
+// whose timeout has passed. Every launch runs a quiet gc first. See docs/LIFECYCLE.md.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace asbx {
+
+class PodmanApi;
+
+// One container carrying the agent-sandbox.session label.
+struct LiveSession {
+  std::string container_id;
+  std::string container_name;
+  std::string session;
+  std::string owner;
+  std::string state;  // podman's: created, running, exited, ...
+  std::int64_t started_unix = 0;
+  std::int64_t timeout_ms = 0;
+  long launcher_pid = 0;  // 0 when the label is missing: such a container is never judged
+  std::string boot_id;
+};
+
+struct HostFacts {
+  std::string boot_id;
+  std::int64_t now_unix = 0;
+  // Is `pid` the launcher that labelled its container at `started_unix`? (pid reuse aware)
+  std::function<bool(long pid, std::int64_t started_unix)> launcher_alive;
+};
+
+// A launcher may still be killing and deleting for this long after its timeout.
+constexpr std::int64_t kTimeoutSlackSeconds = 60;
+
+LiveSession session_from_list_entry(const nlohmann::json& entry);
+// Why the container should be removed, or "" to keep it. Pure.
+std::string orphan_reason(const LiveSession& s, const HostFacts& host);
+HostFacts current_host_facts();
+
+std::vector<LiveSession> list_sessions(PodmanApi& api);
+// Removes every orphan; each removal is one line (container, session, reason) in `removed`.
+int collect_orphans(PodmanApi& api, const HostFacts& host, std::vector<std::string>& removed);
+
+// The subcommands; `program` prefixes messages. Exit 0, or a launcher code.
+int gc_main(const std::string& program, bool json);
+int ps_main(const std::string& program, bool json);
+// Launch-time gc: quiet, never fails the launch.
+void gc_before_launch(const std::string& socket);
+
+}  // namespace asbx
