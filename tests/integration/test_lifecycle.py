@@ -211,3 +211,15 @@ class Ledger(SeatTest):
         self.assertEqual((proc.returncode, proc.stdout), (0, b"ok\n"))
         self.assertIn(b"agent-sandbox: warning: cannot append to ledger /proc/asbx-no/ledger.jsonl", proc.stderr)
         self.assertNoContainer("lifecycle-noledger")
+
+
+class CeilingProofs(SeatTest):
+    def test_the_script_proves_both_ceilings(self):
+        script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "ceiling-proofs.sh"
+        proc = subprocess.run(["bash", str(script)], capture_output=True, timeout=300,
+                              env=self.seat.env(AGENT_SANDBOX=str(LAUNCHER)))
+        out = proc.stdout.decode()
+        self.assertEqual(proc.returncode, 0, out + proc.stderr.decode())
+        self.assertIn("HOLDS  memory ceiling\n", out)
+        self.assertIn("HOLDS  pids ceiling\n", out)
+        self.assertIn("processes left on the host 0", out)
