@@ -72,7 +72,13 @@ void CgroupMonitor::loop() {
 void CgroupMonitor::on_wake() {
   std::uint64_t count = 0;
   if (at_.version == "v1" && ::read(wake_fd_, &count, sizeof count) != sizeof count) count = 0;
-  if (!gone_ && sample()) {
+  if (at_.version == "v2") {  // kernfs keeps answering POLLPRI until this fd reads the file again
+    char buf[512];
+    ::lseek(wake_fd_, 0, SEEK_SET);
+    while (::read(wake_fd_, buf, sizeof buf) > 0) {
+    }
+  }
+  if (!gone_ && sample() && count > 0) {
     oom_events_ += static_cast<std::int64_t>(count);
     fast_samples_ = 40;
   }

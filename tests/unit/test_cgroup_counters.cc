@@ -3,6 +3,13 @@
 #include "launcher/cgroup_counters.h"
 #include "launcher/cgroup_monitor.h"
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <stdlib.h>
+#include <thread>
+#include <unistd.h>
+
 using namespace asbx;
 
 namespace {
@@ -105,4 +112,60 @@ TEST_CASE("cause precedence: the launcher's kill (timeout or signal, whichever c
   KillCounters event_only;  // the v1 eventfd saw an OOM before the counter was read
   event_only.oom_killed = true;
   CHECK(decide_cause("", event_only) == "oom");
+}
+
+namespace {
+
+// A fake v1 cgroup tree for this very process, so the monitor can be started on getpid().
+struct FakeCgroupRoot {
+  std::string root;
+  std::string memory, pids;
+  FakeCgroupRoot() {
+    char tmpl[] = "/tmp/asbx-cgroup-test.XXXXXX";
+    root = ::mkdtemp(tmpl);
+    auto at = locate_cgroup(*read_small_file("/proc/self/cgroup"), root);
+    memory = at.memory;
+    pids = at.pids;
+    std::filesystem::create_directories(memory);
+    std::filesystem::create_directories(pids);
+    std::filesystem::create_directories(at.cpu);
+    write(memory + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+    write(memory + "/memory.max_usage_in_bytes", "1000\n");
+    write(pids + "/pids.events", "max 0\n");
+    write(pids + "/pids.current", "1\n");
+  }
+  ~FakeCgroupRoot() { std::filesystem::remove_all(root); }
+  static void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+};
+
+}  // namespace
+
+TEST_CASE("the monitor samples while the cgroup lives and keeps the last reading once it is gone") {
+  if (locate_cgroup(*read_small_file("/proc/self/cgroup"), "/x").version != "v1") return;  // v1 hosts only
+  FakeCgroupRoot fake;
+  CgroupMonitor monitor(fake.root);
+  REQUIRE(monitor.start(::getpid()) == "");
+  FakeCgroupRoot::write(fake.memory + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+  FakeCgroupRoot::write(fake.memory + "/memory.max_usage_in_bytes", "5000\n");
+  FakeCgroupRoot::write(fake.pids + "/pids.events", "max 9\n");
+  FakeCgroupRoot::write(fake.pids + "/pids.current", "7\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  FakeCgroupRoot::write(fake.pids + "/pids.current", "2\n");
+  std::filesystem::remove(fake.memory + "/memory.oom_control");  // the cgroup vanished
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  KillCounters c = monitor.stop();
+  CHECK(c.cgroup_version == "v1");
+  CHECK(c.oom_kills == 2);
+  CHECK(c.oom_killed);
+  CHECK(c.memory_peak_bytes == 5000);
+  CHECK(c.pids_refused == 9);
+  CHECK(c.pids_peak == 7);
+  CHECK(monitor.stop().oom_kills == 2);  // idempotent
+}
+
+TEST_CASE("the monitor says why when the process has no cgroup to watch") {
+  CgroupMonitor monitor("/nonexistent-root");
+  CHECK(monitor.start(::getpid()) == "cannot find the container's memory cgroup (from /proc/" +
+                                         std::to_string(::getpid()) + "/cgroup)");
+  CHECK(monitor.start(999999999) == "cannot read /proc/999999999/cgroup");
 }

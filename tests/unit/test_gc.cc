@@ -1,0 +1,60 @@
+#include <doctest/doctest.h>
+
+#include "launcher/gc.h"
+
+using namespace asbx;
+
+namespace {
+
+HostFacts host(bool alive) {
+  return {"boot-a", 10'000, [alive](long, std::int64_t) { return alive; }};
+}
+
+LiveSession session(std::int64_t timeout_ms = 0) {
+  LiveSession s;
+  s.session = "x";
+  s.launcher_pid = 123;
+  s.boot_id = "boot-a";
+  s.started_unix = 9'000;
+  s.timeout_ms = timeout_ms;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("gc keeps a live session and removes one whose launcher is gone") {
+  CHECK(orphan_reason(session(), host(true)) == "");
+  CHECK(orphan_reason(session(), host(false)) == "its launcher (pid 123) is gone");
+}
+
+TEST_CASE("gc removes a container from an earlier boot and one past its timeout plus slack") {
+  LiveSession s = session();
+  s.boot_id = "boot-old";
+  CHECK(orphan_reason(s, host(true)) == "the seat rebooted since its launch (boot id boot-old)");
+  CHECK(orphan_reason(session(940'000), host(true)) == "");  // 9000 + 940 + 60 = 10000: not yet
+  CHECK(orphan_reason(session(900'000), host(true)) == "its timeout of 900000 ms passed 100 s ago");
+}
+
+TEST_CASE("containers without launcher labels are never judged") {
+  LiveSession s = session();
+  s.launcher_pid = 0;
+  CHECK(orphan_reason(s, host(false)) == "");
+  s = session();
+  s.boot_id.clear();
+  CHECK(orphan_reason(s, host(false)) == "");
+}
+
+TEST_CASE("a podman list entry becomes a session") {
+  auto entry = nlohmann::json::parse(R"({"Id":"abc","Names":["asbx-x"],"State":"running","Labels":{
+    "agent-sandbox.session":"x","agent-sandbox.owner":"root","agent-sandbox.started":"9000",
+    "agent-sandbox.launcher-pid":"123","agent-sandbox.boot-id":"boot-a","agent-sandbox.timeout-ms":"2000"}})");
+  LiveSession s = session_from_list_entry(entry);
+  CHECK(s.container_id == "abc");
+  CHECK(s.container_name == "asbx-x");
+  CHECK(s.state == "running");
+  CHECK(s.owner == "root");
+  CHECK(s.started_unix == 9000);
+  CHECK(s.launcher_pid == 123);
+  CHECK(s.timeout_ms == 2000);
+  CHECK(session_from_list_entry(nlohmann::json::parse(R"({"Id":"b","Labels":null})")).launcher_pid == 0);
+}
