@@ -24,13 +24,22 @@ std::optional<std::string> read_small_file(const std::string& path) {
 
 CgroupMonitor::~CgroupMonitor() { stop(); }
 
-std::string CgroupMonitor::start(long pid) {
+std::string CgroupMonitor::start(long pid, const std::string& container_id) {
   auto proc = read_small_file("/proc/" + std::to_string(pid) + "/cgroup");
   if (!proc) return "cannot read /proc/" + std::to_string(pid) + "/cgroup";
-  at_ = locate_cgroup(*proc, root_);
-  if (at_.version.empty() || !sample()) return "cannot find the container's memory cgroup (from /proc/" +
-                                               std::to_string(pid) + "/cgroup)";
+  CgroupLocation at = locate_cgroup(*proc, root_);
+  if (at.version.empty()) return "cannot find the container's cgroup in /proc/" + std::to_string(pid) + "/cgroup";
+  if (at.memory.find(container_id) == std::string::npos)
+    return "the container has no cgroup of its own (it runs in " + at.memory + ")";
+  at_ = at;
+  if (!sample()) {
+    at_ = {};
+    gone_ = false;
+    return "cannot read the counters in " + at.memory;
+  }
   counters_.cgroup_version = at_.version;
+  if (at_.memory.find(container_id) == std::string::npos)
+    return "the container has no cgroup of its own (it runs in " + at_.memory + ")";
   if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) return "pipe2 failed";
   watch_oom();
   thread_ = std::thread([this] { loop(); });

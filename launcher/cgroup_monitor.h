@@ -24,9 +24,11 @@ class CgroupMonitor {
   CgroupMonitor(const CgroupMonitor&) = delete;
   CgroupMonitor& operator=(const CgroupMonitor&) = delete;
 
-  // Finds the cgroup of `pid` (a process of the container) and starts watching it.
-  // Returns "" or why it cannot watch (the session then runs without counters).
-  std::string start(long pid);
+  // Finds the cgroup of `pid` (a process of the container) and starts watching it; the
+  // cgroup's path must hold `container_id` (rootless on v1 the process sits in its
+  // caller's cgroup, whose counters are not the session's). Returns "" or why it cannot
+  // watch (the session then runs without counters).
+  std::string start(long pid, const std::string& container_id);
   // A last reading (when the cgroup still exists); stops the thread. Idempotent.
   KillCounters stop();
 

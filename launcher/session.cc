@@ -75,7 +75,7 @@ class Session {
   void watch_cgroup() {
     nlohmann::json state = api_.inspect(result_.container_id);
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
-    std::string why = pid > 0 ? monitor_.start(pid) : "podman reported no process for the initialised container";
+    std::string why = pid > 0 ? monitor_.start(pid, result_.container_id) : "podman reported no process for the initialised container";
     if (!why.empty()) result_.warnings.push_back("no kill attribution for this session: " + why);
   }
 

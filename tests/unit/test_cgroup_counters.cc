@@ -144,7 +144,7 @@ TEST_CASE("the monitor samples while the cgroup lives and keeps the last reading
   if (locate_cgroup(*read_small_file("/proc/self/cgroup"), "/x").version != "v1") return;  // v1 hosts only
   FakeCgroupRoot fake;
   CgroupMonitor monitor(fake.root);
-  REQUIRE(monitor.start(::getpid()) == "");
+  REQUIRE(monitor.start(::getpid(), "") == "");
   FakeCgroupRoot::write(fake.memory + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
   FakeCgroupRoot::write(fake.memory + "/memory.max_usage_in_bytes", "5000\n");
   FakeCgroupRoot::write(fake.pids + "/pids.events", "max 9\n");
@@ -165,7 +165,15 @@ TEST_CASE("the monitor samples while the cgroup lives and keeps the last reading
 
 TEST_CASE("the monitor says why when the process has no cgroup to watch") {
   CgroupMonitor monitor("/nonexistent-root");
-  CHECK(monitor.start(::getpid()) == "cannot find the container's memory cgroup (from /proc/" +
-                                         std::to_string(::getpid()) + "/cgroup)");
-  CHECK(monitor.start(999999999) == "cannot read /proc/999999999/cgroup");
+  auto mine = locate_cgroup(*read_small_file("/proc/self/cgroup"), "/nonexistent-root");
+  CHECK(monitor.start(::getpid(), "") == "cannot read the counters in " + mine.memory);
+  CHECK(monitor.stop().cgroup_version == "");  // nothing read, nothing recorded
+  CHECK(monitor.start(999999999, "") == "cannot read /proc/999999999/cgroup");
+}
+
+TEST_CASE("the monitor refuses a cgroup that is not the container's own") {
+  if (locate_cgroup(*read_small_file("/proc/self/cgroup"), "/x").version != "v1") return;
+  FakeCgroupRoot fake;
+  CgroupMonitor monitor(fake.root);
+  CHECK(monitor.start(::getpid(), "abc123") == "the container has no cgroup of its own (it runs in " + fake.memory + ")");
 }
