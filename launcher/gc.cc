@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "launcher/error.h"
 #include "launcher/local.h"
 #include "launcher/podman_api.h"
+#include "launcher/request.h"
 
 namespace asbx {
 namespace {
@@ -107,24 +109,38 @@ std::vector<LiveSession> list_sessions(PodmanApi& api) {
   return out;
 }
 
-int collect_orphans(PodmanApi& api, const HostFacts& host, std::vector<std::string>& removed) {
+// The label is only trusted as a dir name when it is a valid session id (no "/", no "..").
+void remove_session_dir(const std::string& runtime_dir, const std::string& session) {
+  try {
+    validate_session_id(session);
+  } catch (const Error&) {
+    return;
+  }
+  std::error_code ignored;
+  if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
+}
+
+int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
+                    std::vector<std::string>& removed) {
   int failures = 0;
   for (const auto& s : list_sessions(api)) {
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
-    if (api.remove(s.container_id))
-      removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
-    else
+    if (!api.remove(s.container_id)) {
       ++failures;
+      continue;
+    }
+    remove_session_dir(runtime_dir, s.session);
+    removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   return failures;
 }
 
-void gc_before_launch(const std::string& socket) {
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir) {
   try {
     PodmanApi api(socket);
     std::vector<std::string> removed;
-    collect_orphans(api, current_host_facts(), removed);
+    collect_orphans(api, current_host_facts(), runtime_dir, removed);
   } catch (const std::exception&) {
     // The session's own first call reports an unreachable service with its own code.
   }
@@ -132,9 +148,10 @@ void gc_before_launch(const std::string& socket) {
 
 int gc_main(const std::string& program, bool json) {
   try {
-    PodmanApi api(current_seat_config().socket);
+    SeatConfig seat = current_seat_config();
+    PodmanApi api(seat.socket);
     std::vector<std::string> removed;
-    int failures = collect_orphans(api, current_host_facts(), removed);
+    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed);
     if (json) std::cout << nlohmann::json{{"removed", removed}, {"failed", failures}}.dump(2) << std::endl;
     else for (const auto& line : removed) std::cout << line << "\n";
     if (failures == 0) return 0;

@@ -41,13 +41,16 @@ std::string orphan_reason(const LiveSession& s, const HostFacts& host);
 HostFacts current_host_facts();
 
 std::vector<LiveSession> list_sessions(PodmanApi& api);
-// Removes every orphan; each removal is one line (container, session, reason) in `removed`.
-int collect_orphans(PodmanApi& api, const HostFacts& host, std::vector<std::string>& removed);
+// Removes every orphan and its session dir under `runtime_dir` (staged credential copies
+// a killed launcher left); each removal is one line (container, session, reason) in
+// `removed`. Returns how many removals failed.
+int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
+                    std::vector<std::string>& removed);
 
 // The subcommands; `program` prefixes messages. Exit 0, or a launcher code.
 int gc_main(const std::string& program, bool json);
 int ps_main(const std::string& program, bool json);
 // Launch-time gc: quiet, never fails the launch.
-void gc_before_launch(const std::string& socket);
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir);
 
 }  // namespace asbx

@@ -69,7 +69,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
     std::cout << plan_json(plan).dump(2) << std::endl;
     return 0;
   }
-  gc_before_launch(plan.socket);  // containers of SIGKILLed launchers go first (one list call)
+  gc_before_launch(plan.socket, seat.runtime_dir);  // containers of SIGKILLed launchers go first (one list call)
   std::unique_ptr<SessionDir> dir;
   try {
     dir = std::make_unique<SessionDir>(plan);  // staged credentials: before any container

@@ -146,11 +146,16 @@ class Signals(SeatTest):
         listed = json.loads(self.seat.run("ps", "--json").stdout)
         mine = [s for s in listed if s["session"] == "lifecycle-sigkill"]
         self.assertEqual(mine[0]["orphan"], f"its launcher (pid {p.pid}) is gone")
+        leftover = self.seat.dir / "run" / "lifecycle-sigkill"  # as a killed launcher leaves staged copies
+        (leftover / "secrets").mkdir(parents=True)
+        (leftover / "secrets" / "auth.json").write_text("{}")
         gc = self.seat.run("gc")
         self.assertEqual(gc.returncode, 0, gc.stderr)
         self.assertIn(f"removed asbx-lifecycle-sigkill (session lifecycle-sigkill): its launcher (pid {p.pid}) is gone\n",
                       gc.stdout.decode())
         self.assertNoContainer("lifecycle-sigkill")
+        self.assertFalse(leftover.exists())
+        self.assertTrue((self.seat.dir / "run").exists())
 
     def test_every_launch_collects_orphans_first(self):
         p, _ = self.start("lifecycle-orphan")
