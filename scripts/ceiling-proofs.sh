@@ -41,7 +41,7 @@ memory_proof() {
 pids_proof() {
   local s=$work/pids.json
   "$launcher" --id "ceiling-pids-$$" --pids "$pids_limit" --timeout 60s --status-file "$s" \
-    -- bash -c ": $token; f(){ f | f & }; f; sleep 5; echo bomb-survived" >"$work/pids.out" 2>"$work/pids.err"
+    -- bash -c ": $token; f(){ f | f & }; f; while ((SECONDS < 5)); do :; done; echo bomb-survived" >"$work/pids.out" 2>"$work/pids.err"
   local rc=$? peak refused left
   [ -f "$s" ] || { echo "BROKEN pids: no status record (rc $rc): $(tail -2 "$work/pids.err")"; failed=1; return; }
   peak=$(field "$s" counters.pids_peak); refused=$(field "$s" counters.pids_refused)
