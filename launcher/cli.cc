@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <iostream>
 
+#include "launcher/doctor.h"
 #include "launcher/error.h"
 #include "launcher/gc.h"
 #include "launcher/local.h"
+#include "launcher/reexec.h"
 #include "launcher/status.h"
 
 namespace asbx {
@@ -66,6 +68,19 @@ int usage_error(const std::string& program, const std::string& message, const Re
   return e.exit_code();
 }
 
+int early_error(const std::string& program, const Error& e, const Request& req) {
+  std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+  if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+  return e.exit_code();
+}
+
+int print_doctor(bool json) {
+  auto checks = run_doctor();
+  if (json) std::cout << doctor_json(checks).dump(2) << std::endl;
+  else std::cout << doctor_text(checks) << std::flush;
+  return doctor_exit_code(checks);
+}
+
 int main_for(const std::string& program, int argc, char** argv) {
   Request req;
   std::vector<std::string> options;
@@ -81,6 +96,9 @@ int main_for(const std::string& program, int argc, char** argv) {
   gc->add_flag("--json", gc_json, "as JSON");
   auto* ps = app.add_subcommand("ps", "list live sessions on this seat");
   ps->add_flag("--json", ps_json, "as JSON");
+  bool doctor_json = false;
+  auto* doctor = app.add_subcommand("doctor", "check this seat: NoNewPrivs, linger, user bus, podman, image, limits");
+  doctor->add_flag("--json", doctor_json, "as JSON");
   try {
     std::reverse(options.begin(), options.end());
     app.parse(options);
@@ -95,6 +113,7 @@ int main_for(const std::string& program, int argc, char** argv) {
   }
   if (gc->parsed()) return gc_main(program, gc_json);
   if (ps->parsed()) return ps_main(program, ps_json);
+  if (doctor->parsed()) return print_doctor(doctor_json);
   auto rest = app.remaining();
   if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-')
     return usage_error(program, "unknown option '" + rest[0] + "'; run '" + program + " --help'", req);
@@ -104,6 +123,12 @@ int main_for(const std::string& program, int argc, char** argv) {
   if (!req.capture_log.empty() && (req.tty || req.dry_run))
     return usage_error(program, std::string("--capture-log cannot be combined with ") + (req.tty ? "--tty" : "--dry-run"),
                        req);
+  try {  // before anything is created; a dry run creates nothing and is not re-exec'd
+    if (!req.dry_run)
+      if (auto code = preflight_or_reexec(std::vector<std::string>(argv + 1, argv + argc), req.id)) return *code;
+  } catch (const Error& e) {
+    return early_error(program, e, req);
+  }
   return run_local(req, LocalOptions{program});
 }
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "launcher/gc.h"
+#include "launcher/podman_socket.h"
+#include "launcher/reexec.h"
 #include "launcher/session.h"
 #include "launcher/session_dir.h"
 #include "launcher/spec.h"
@@ -59,6 +61,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   try {
     seat = current_seat_config();
     plan = build_plan(req, seat, current_user_facts(), current_session_facts());
+    if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
@@ -85,6 +88,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   report(opts, result);
   nlohmann::json record = status_record(plan, result);
   if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;
+  record["preflight"] = preflight_record();
   if (!req.status_file.empty()) write_status_file(req.status_file, record);
   append_ledger(ledger_path(req, seat), record);
   return result.exit_code;
