@@ -15,6 +15,7 @@
 #include "launcher/error.h"
 #include "launcher/fdio.h"
 #include "launcher/request.h"
+#include "preflight/spawn.h"
 #include "preflight/systemd_run.h"
 
 extern char** environ;
@@ -87,30 +88,6 @@ std::string self_exe() {
   return std::string(buf, n);
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const sigset_t& child_mask, bool own_group, bool quiet) {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw Error(ErrorKind::internal, std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    if (own_group) ::setpgid(0, 0);  // a terminal's ^C reaches only us; we forward it to the unit
-    if (quiet) {
-      int null = ::open("/dev/null", O_WRONLY);
-      if (null >= 0) ::dup2(null, 1), ::dup2(null, 2);
-    }
-    ::sigprocmask(SIG_SETMASK, &child_mask, nullptr);
-    ::execv(cargv[0], cargv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int wait_status_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + WTERMSIG(status);
-}
-
 // Delivers SIG to the re-exec'd launcher only: it stops its container and exits, and the
 // unit ends with it (--collect removes it even when it failed).
 void forward_to_unit(const std::string& unit, int sig) {
@@ -136,7 +113,7 @@ int run_reexec(const ReexecSpec& spec) {
   ::sigprocmask(SIG_BLOCK, &waited, &old);
   int code;
   try {
-    pid_t child = spawn(systemd_run_argv(spec), old, true, false);
+    pid_t child = spawn_helper(systemd_run_argv(spec), old, true, false);
     code = supervise(child, spec.unit, waited);
   } catch (...) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
@@ -163,13 +140,11 @@ PreflightFacts current_preflight_facts() {
 }
 
 int systemctl_user(const std::vector<std::string>& args, bool quiet) {
-  std::vector<std::string> argv = {"/usr/bin/systemctl", "--user"};
+  std::vector<std::string> argv = {kSystemctl, "--user"};
   argv.insert(argv.end(), args.begin(), args.end());
-  sigset_t mask;
-  ::sigprocmask(SIG_SETMASK, nullptr, &mask);
   sigset_t child_mask;
   sigemptyset(&child_mask);
-  pid_t pid = spawn(argv, child_mask, false, quiet);
+  pid_t pid = spawn_helper(argv, child_mask, false, quiet);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return wait_status_code(status);

@@ -1,6 +1,6 @@
 // The NoNewPrivs preflight, executed: measure /proc/self/status, and when NoNewPrivs is 1
 // re-exec this launcher through `systemd-run --user` (preflight/ decides, this file runs it).
-// The only place the launcher executes a program: /usr/bin/systemd-run and /usr/bin/systemctl.
+// Programs are started only through preflight/spawn.cc (systemd-run, systemctl).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>

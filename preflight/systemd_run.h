@@ -6,7 +6,7 @@
 namespace asbx {
 
 struct ReexecSpec {
-  std::string systemd_run = "/usr/bin/systemd-run";
+  std::string systemd_run = "/usr/bin/systemd-run";  // preflight/spawn.h kSystemdRun
   std::string unit;                    // transient unit name, without ".service"
   std::string exe;                     // absolute path of the launcher to start again
   std::vector<std::string> args;       // the launcher's own argv[1..], byte-exact

@@ -3,6 +3,7 @@
 #include "launcher/doctor.h"
 #include "launcher/error.h"
 #include "preflight/nnp.h"
+#include "preflight/spawn.h"
 #include "preflight/systemd_run.h"
 
 using namespace asbx;
@@ -140,4 +141,12 @@ TEST_CASE("doctor: subordinate ids and delegated controllers") {
   CHECK(subid_count(subuid, "nobody", 65534) == 0);
   CHECK(missing_controllers("cpuset cpu io memory pids\n").empty());
   CHECK(missing_controllers("cpu io") == std::vector<std::string>{"memory", "pids"});
+}
+
+TEST_CASE("the spawn site runs only systemd-run and systemctl") {
+  sigset_t mask;
+  sigemptyset(&mask);
+  CHECK_THROWS_WITH_AS(spawn_helper({"/bin/sh", "-c", "true"}, mask, false, true),
+                       "refusing to run '/bin/sh': the launcher starts only systemd-run and systemctl", Error);
+  CHECK_THROWS_AS(spawn_helper({}, mask, false, true), Error);
 }
