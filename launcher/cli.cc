@@ -9,6 +9,7 @@
 #include "launcher/gc.h"
 #include "launcher/local.h"
 #include "launcher/reexec.h"
+#include "launcher/remote.h"
 #include "launcher/status.h"
 
 namespace asbx {
@@ -81,13 +82,26 @@ int print_doctor(bool json) {
   return doctor_exit_code(checks);
 }
 
+// Caller-side dispatch options (agent-sandbox) and the seat-side slot claim (sandbox-run).
+void add_dispatch_options(CLI::App& app, const std::string& program, Request& req, RemoteOptions& remote) {
+  if (program == "sandbox-run") {
+    app.add_option("--slots", req.slots, "claim one of N session slots on this seat first (seat_full if none)")
+        ->check(CLI::Range(1, 256));
+    return;
+  }
+  app.add_option("--registry", remote.registry, "seat registry (default ~/.config/agent-sandbox/registry.toml)");
+  app.add_option("--host", remote.host, "dispatch to this registry host only");
+}
+
 int main_for(const std::string& program, int argc, char** argv) {
   Request req;
+  RemoteOptions remote;
   std::vector<std::string> options;
   req.argv = split_command(argc, argv, options);
   CLI::App app{program + ": run an agent in an ephemeral, locked-down podman container", program};
   app.prefix_command();  // without "--", the first non-option word starts the command
   add_session_options(app, req);
+  add_dispatch_options(app, program, req, remote);
   bool codes_json = false;
   auto* codes = app.add_subcommand("exit-codes", "print the table of launcher exit codes");
   codes->add_flag("--json", codes_json, "as JSON");
@@ -123,6 +137,11 @@ int main_for(const std::string& program, int argc, char** argv) {
   if (!req.capture_log.empty() && (req.tty || req.dry_run))
     return usage_error(program, std::string("--capture-log cannot be combined with ") + (req.tty ? "--tty" : "--dry-run"),
                        req);
+  if (program == "agent-sandbox" && wants_remote(remote, current_user_facts())) {
+    if (!req.capture_log.empty())  // not relayed over ssh yet: refuse rather than ignore it
+      return usage_error(program, "--capture-log is not supported with remote dispatch (--registry/--host)", req);
+    return run_remote(req, remote);
+  }
   try {  // before anything is created; a dry run creates nothing and is not re-exec'd
     if (!req.dry_run)
       if (auto code = preflight_or_reexec(std::vector<std::string>(argv + 1, argv + argc), req.id)) return *code;

@@ -29,6 +29,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::host_key_rejected, 219, "host_key_rejected", "the seat's ssh host key is unknown or changed"},
       {ErrorKind::ssh_failed, 220, "ssh_failed", "the ssh session to the seat failed or dropped"},
       {ErrorKind::unsafe_refused, 221, "unsafe_refused", "agent-sandbox-unsafe refused: not a human at a terminal"},
+      {ErrorKind::seat_full, 222, "seat_full", "sandbox-run --slots N: every slot of the seat is taken (the caller tries the next seat)"},
   };
   return table;
 }

@@ -30,6 +30,7 @@ enum class ErrorKind {
   host_key_rejected,
   ssh_failed,
   unsafe_refused,
+  seat_full,
 };
 
 struct ExitCodeRow {

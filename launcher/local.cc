@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <unistd.h>
 
 #include "launcher/gc.h"
@@ -13,6 +14,7 @@
 #include "launcher/reexec.h"
 #include "launcher/session.h"
 #include "launcher/session_dir.h"
+#include "launcher/slots.h"
 #include "launcher/spec.h"
 #include "launcher/status.h"
 
@@ -47,6 +49,16 @@ StdioFds capture_stdio(const Request& req) {
   return StdioFds{0, fd, fd};
 }
 
+// Slots live beside the seat's ledger (its state dir); see slots.h.
+std::string slot_dir(const SeatConfig& seat) { return seat.ledger.substr(0, seat.ledger.rfind('/')) + "/slots"; }
+
+void claim_slot(const Request& req, const SeatConfig& seat, std::optional<SlotClaim>& claim) {
+  if (req.slots <= 0) return;
+  claim.emplace(slot_dir(seat), static_cast<int>(req.slots));
+  std::fprintf(stderr, "%s\n", kSlotClaimedLine);
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 SeatConfig current_seat_config() {
@@ -58,8 +70,10 @@ int run_local(const Request& req, const LocalOptions& opts) {
   SeatConfig seat;
   LaunchPlan plan;
   StdioFds io;
+  std::optional<SlotClaim> claim;  // held until this process exits
   try {
     seat = current_seat_config();
+    claim_slot(req, seat, claim);
     plan = build_plan(req, seat, current_user_facts(), current_session_facts());
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req);

@@ -41,18 +41,27 @@ class Pump {
 
  private:
   void step() {
-    pollfd fds[3] = {{attach_.fd(), POLLIN, 0}, {signals_.fd(), POLLIN, 0}, {-1, 0, 0}};
+    // fds[3]: our stdout, watched for errors only: under ssh without a pty, a dropped
+    // connection shows up as the reader of our stdout going away; treated as SIGHUP.
+    pollfd fds[4] = {{attach_.fd(), POLLIN, 0}, {signals_.fd(), POLLIN, 0}, {-1, 0, 0}, {-1, 0, 0}};
     if (!pending_in_.empty()) fds[0].events |= POLLOUT;
     if (stdin_open_ && pending_in_.empty()) fds[2] = {io_.in, POLLIN, 0};
-    int n = ::poll(fds, 3, poll_timeout());
+    if (!output_gone_) fds[3] = {io_.out, 0, 0};
+    int n = ::poll(fds, 4, poll_timeout());
     if (n < 0 && errno != EINTR) container_eof_ = true;
     if (n <= 0) return check_deadline();
     if (fds[1].revents & POLLIN) drain_signals();
+    if (fds[3].revents & (POLLERR | POLLHUP)) output_gone();
     if (fds[2].revents & POLLNVAL) stdin_open_ = false, attach_.close_stdin();
     else if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) read_stdin();
     if (fds[0].revents & POLLOUT) flush_stdin();
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) read_container();
     check_deadline();
+  }
+
+  void output_gone() {
+    output_gone_ = true;
+    if (hooks_.on_signal) hooks_.on_signal(SIGHUP);
   }
 
   int poll_timeout() const {
@@ -145,6 +154,7 @@ class Pump {
   std::string pending_in_;
   bool stdin_open_ = true;
   bool container_eof_ = false;
+  bool output_gone_ = false;
 };
 
 }  // namespace

@@ -30,6 +30,7 @@ struct Request {
   std::string status_file;
   std::string ledger;
   std::string capture_log;
+  std::int64_t slots = 0;  // sandbox-run --slots N: claim one of N seat slots first (0 = none)
   std::vector<std::string> argv;
 };
 

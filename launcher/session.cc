@@ -2,8 +2,6 @@
 
 #include <csignal>
 #include <ctime>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "launcher/attach.h"
@@ -11,6 +9,7 @@
 #include "launcher/podman_api.h"
 #include "launcher/pump.h"
 #include "launcher/spec.h"
+#include "launcher/terminal.h"
 #include "launcher/units.h"
 
 namespace asbx {
@@ -138,9 +137,8 @@ class Session {
   }
 
   void resize() {
-    winsize ws{};
-    if (::ioctl(io_.in, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
-      api_.resize(result_.container_id, ws.ws_row, ws.ws_col);
+    int rows = 0, cols = 0;
+    if (window_size(io_.in, rows, cols)) api_.resize(result_.container_id, rows, cols);
   }
 
   void conclude(int code, const PumpResult& pumped) {
@@ -191,23 +189,6 @@ class Session {
     if (!result_.container_removed)
       result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
   }
-
-  // Raw mode for --tty; restored on every exit path (destructor).
-  struct TerminalGuard {
-    TerminalGuard(bool on, int fd) : fd_(fd) {
-      active_ = on && ::isatty(fd) && ::tcgetattr(fd, &saved_) == 0;
-      if (!active_) return;
-      termios raw = saved_;
-      ::cfmakeraw(&raw);
-      ::tcsetattr(fd, TCSANOW, &raw);
-    }
-    ~TerminalGuard() {
-      if (active_) ::tcsetattr(fd_, TCSANOW, &saved_);
-    }
-    int fd_;
-    bool active_ = false;
-    termios saved_{};
-  };
 
   SignalPipe signals_;  // first: a signal during setup is queued, not fatal
   const LaunchPlan& plan_;
