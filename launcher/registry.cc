@@ -68,7 +68,8 @@ Registry parse_registry(const std::string& text, const std::string& path) {
     for (const auto& item : *array) {
       SeatHost h = parse_host(*item.as_table(), path);
       check_host(h, where(path, item));
-      require(names.insert(h.name).second, where(path, item), "duplicate host name '" + h.name + "'");
+      require(names.insert(h.name).second, where(path, *item.as_table()->get("name")),
+              "duplicate host name '" + h.name + "'");
       reg.hosts.push_back(h);
     }
   }}});
