@@ -20,6 +20,13 @@ for seat in rd-1 rd-2; do
   want=$(sha256sum <"$ASBX_BUILD/sandbox-run")
   have=$("$seat_host/ssh.sh" "$seat" 'sha256sum </usr/local/bin/sandbox-run' || true)
   [[ $want == "$have" ]] || podman cp "$ASBX_BUILD/sandbox-run" "$seat:/usr/local/bin/sandbox-run"
+  # The credential table where sandbox-run looks for an installed one (ASBX_CREDTABLE_INSTALLED).
+  "$seat_host/ssh.sh" "$seat" 'cat /usr/local/share/agent-sandbox/credtable.toml 2>/dev/null' |
+    cmp -s - "$ASBX_ROOT/credtable/credtable.toml" || {
+    podman exec "$seat" mkdir -p /usr/local/share/agent-sandbox
+    podman cp "$ASBX_ROOT/credtable/credtable.toml" "$seat:/usr/local/share/agent-sandbox/credtable.toml"
+    podman exec "$seat" chmod 0644 /usr/local/share/agent-sandbox/credtable.toml
+  }
   # sandbox-run talks to the seat's rootless podman API (socket-activated).
   "$seat_host/ssh.sh" "$seat" 'systemctl --user enable --now podman.socket 2>/dev/null'
 done

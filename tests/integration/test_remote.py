@@ -213,6 +213,23 @@ class Lifetime(RemoteTest):
         self.assertLessEqual(max(peak.values()), 4, peak)
 
 
+class Accounts(RemoteTest):
+    def test_chosen_account_is_the_credential_the_container_sees(self):
+        for account in ("work", "home"):
+            on_seat("rd-1", f"d=~/.config/agent-sandbox/accounts/{account}/codex; mkdir -p $d; "
+                            f"echo marker-{account}-$$ >$d/auth.json; chmod 600 $d/auth.json")
+        self.addCleanup(on_seat, "rd-1", "rm -rf ~/.config/agent-sandbox/accounts", check=False)
+        markers = {a: on_seat("rd-1", f"cat ~/.config/agent-sandbox/accounts/{a}/codex/auth.json").stdout
+                   for a in ("work", "home")}
+        proc, record = self.dispatch("--host", "rd-1", "--runtime", "codex", "--account", "work", "--",
+                                     "cat", "/sandbox/home/.codex/auth.json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), markers["work"])
+        self.assertNotEqual(markers["work"], markers["home"])
+        self.assertEqual(record["runtime"], "codex")
+        self.assertNotIn(markers["work"].strip(), json.dumps(record))  # a path travels, never the content
+
+
 class Tty(RemoteTest):
     def test_tty_size_resize_ctrl_c_and_restore(self):
         pid, fd = pty.fork()
