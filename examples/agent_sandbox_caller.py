@@ -37,6 +37,7 @@ EXIT_CODES = {
     "host_key_rejected": 219,
     "ssh_failed": 220,
     "unsafe_refused": 221,
+    "seat_full": 222,
 }
 
 
@@ -71,6 +72,7 @@ class NoSeat(LauncherError): kind = "no_seat"
 class HostKeyRejected(LauncherError): kind = "host_key_rejected"
 class SshFailed(LauncherError): kind = "ssh_failed"
 class UnsafeRefused(LauncherError): kind = "unsafe_refused"
+class SeatFull(LauncherError): kind = "seat_full"
 # Not in the launcher's table: the contract itself was broken (no record, wrong stdout).
 class ContractBroken(LauncherError): kind = "contract_broken"
 

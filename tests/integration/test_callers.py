@@ -40,10 +40,11 @@ NOT_FORCIBLE_HERE = {
     "seat_preflight": "needs a systemd seat host: forced over ssh in tests/integration/test_preflight.py",
     "systemd_run_failed": "needs a systemd seat host: forced over ssh in tests/integration/test_preflight.py",
     "reexec_loop": "needs a systemd seat host: forced over ssh in tests/integration/test_preflight.py",
-    "no_seat": "remote dispatch is not in this build yet",
-    "host_key_rejected": "remote dispatch is not in this build yet",
-    "ssh_failed": "remote dispatch is not in this build yet",
+    "no_seat": "needs a registry and seat hosts (tests/integration/test_remote.py forces it)",
+    "host_key_rejected": "needs a registry and seat hosts (tests/integration/test_remote.py forces it)",
+    "ssh_failed": "needs an ssh connection that drops mid-session (remote dispatch; not forced by a test yet)",
     "unsafe_refused": "only agent-sandbox-unsafe returns it (tests/integration/test_unsafe.py)",
+    "seat_full": "only sandbox-run --slots on a full seat (tests/integration/test_remote.py)",
 }
 
 
