@@ -2,17 +2,11 @@
 # The two seat hosts of tests/integration/test_remote.py: rd-1 and rd-2, booted with the agent
 # image, this build's sandbox-run and a seat.toml that waives unenforced limits (rootless podman
 # on this cgroup-v1 VM). Idempotent: running seats are reused; sandbox-run is re-copied only when
-# it changed; the image archive is made once (temp name + rename) and loaded only when missing.
+# it changed; the image archive comes from seat-host/image-archive.sh and is loaded only when missing.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 seat_host=$ASBX_ROOT/scripts/seat-host
-archive=${ASBX_CACHE:-/var/cache/agent-sandbox}/agent-image.tar
-image_id=$(podman image inspect --format '{{.Id}}' localhost/agent-sandbox:latest)
-if [[ ! -f $archive || $(cat "$archive.id" 2>/dev/null) != "$image_id" ]]; then
-  podman save localhost/agent-sandbox:latest -o "$archive.tmp.$$" >&2
-  mv "$archive.tmp.$$" "$archive"
-  echo "$image_id" >"$archive.id"
-fi
+archive=$("$seat_host/image-archive.sh")  # shared, locked, rewritten only when the image changed
 "$seat_host/up.sh" 2 --prefix rd --sandbox-run "$ASBX_BUILD/sandbox-run" --image-archive "$archive" \
   --seat-config "$ASBX_ROOT/tests/integration/remote/seat.toml" >/dev/null
 for seat in rd-1 rd-2; do
