@@ -96,6 +96,8 @@ pick_port() {
   asbx_die "no free loopback port in 22001-22999"
 }
 
+port_answers() { [[ -n $1 ]] && timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
+
 declare -A started port
 names=()
 for ((i = 1; i <= count; i++)); do
@@ -107,7 +109,13 @@ for ((i = 1; i <= count; i++)); do
     if [[ $(podman container inspect --format '{{.Image}}' "$name") != "$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE")" ]]; then
       asbx_log "$name: runs an older $ASBX_SEAT_IMAGE (down.sh $name, then up.sh, to refresh)"
     fi
-    if [[ $status == running ]]; then
+    # A seat whose port forwarder died (it lives outside the container: e.g. the shell that
+    # booted it was ended) answers nothing on its port: restart it rather than reuse it.
+    if [[ $status == running ]] && ! port_answers "$(seat_port "$name")"; then
+      asbx_log "$name: running but its ssh port does not answer, restarting it"
+      started[$name]=$(now)
+      podman restart --time 10 "$name" >/dev/null 9>&-
+    elif [[ $status == running ]]; then
       asbx_log "$name: running, reused"
       started[$name]=
     else
