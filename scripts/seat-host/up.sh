@@ -104,25 +104,27 @@ for ((i = 1; i <= count; i++)); do
   name=$prefix-$i
   names+=("$name")
   status=$(podman container inspect --format '{{.State.Status}}' "$name" 2>/dev/null || true)
+  [[ -z $status ]] || seat_is_ours "$name" || asbx_die "container $name exists but was not made by up.sh with this state dir"
   if [[ -n $status ]]; then
-    seat_is_ours "$name" || asbx_die "container $name exists but was not made by up.sh with this state dir"
     if [[ $(podman container inspect --format '{{.Image}}' "$name") != "$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE")" ]]; then
       asbx_log "$name: runs an older $ASBX_SEAT_IMAGE (down.sh $name, then up.sh, to refresh)"
     fi
-    # A seat whose port forwarder died (it lives outside the container: e.g. the shell that
-    # booted it was ended) answers nothing on its port: restart it rather than reuse it.
-    if [[ $status == running ]] && ! port_answers "$(seat_port "$name")"; then
-      asbx_log "$name: running but its ssh port does not answer, restarting it"
-      started[$name]=$(now)
-      podman restart --time 10 "$name" >/dev/null 9>&-
-    elif [[ $status == running ]]; then
+    if [[ $status == running ]] && port_answers "$(seat_port "$name")"; then
       asbx_log "$name: running, reused"
       started[$name]=
-    else
-      asbx_log "$name: $status, starting it"
+    elif [[ $status != running ]] && podman start "$name" >/dev/null 2>&1 9>&-; then
+      asbx_log "$name: was $status, started it"
       started[$name]=$(now)
-      podman start "$name" >/dev/null 9>&-
+    else
+      # Its port forwarder or conmon died with the shell that booted it (the ssh port answers
+      # nothing, or podman cannot start it again): boot it anew; the storage volume (the loaded
+      # image) is kept.
+      asbx_log "$name: $status but unusable, booting it again"
+      podman rm -f --time 5 "$name" >/dev/null 9>&- || asbx_die "$name: cannot remove the dead seat"
+      status=
     fi
+  fi
+  if [[ -n $status ]]; then
     port[$name]=$(seat_port "$name")
     [[ -n ${port[$name]} ]] || asbx_die "$name publishes no loopback ssh port"
     continue
