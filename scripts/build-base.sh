@@ -71,15 +71,7 @@ cleanup() {
     done < <(awk -v p="$work/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r)
     rm -rf --one-file-system "$work"
   fi
-  if [[ -n $tmp_tag ]]; then
-    # Drop the temporary name; remove the image too unless it already carries the final name.
-    local id
-    if id=$(podman image inspect --format '{{.Id}}' "$tmp_tag" 2>/dev/null); then
-      podman untag "$id" "$tmp_tag" >/dev/null 2>&1 || true
-      [[ $(podman image inspect --format '{{.Id}}' "$ASBX_BASE_IMAGE" 2>/dev/null) == "$id" ]] ||
-        podman rmi "$id" >/dev/null 2>&1 || true
-    fi
-  fi
+  asbx_drop_temp_tag "$tmp_tag" "$ASBX_BASE_IMAGE"
   [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
 }
 trap cleanup EXIT

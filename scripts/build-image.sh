@@ -45,14 +45,7 @@ tmp_tag=
 cleanup() {
   local rc=$?
   [[ -n $ctx && -d $ctx ]] && rm -rf --one-file-system "$ctx"
-  if [[ -n $tmp_tag ]]; then
-    local id
-    if id=$(podman image inspect --format '{{.Id}}' "$tmp_tag" 2>/dev/null); then
-      podman untag "$id" "$tmp_tag" >/dev/null 2>&1 || true
-      [[ $(podman image inspect --format '{{.Id}}' "$ASBX_IMAGE" 2>/dev/null) == "$id" ]] ||
-        podman rmi "$id" >/dev/null 2>&1 || true
-    fi
-  fi
+  asbx_drop_temp_tag "$tmp_tag" "$ASBX_IMAGE"
   [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
 }
 trap cleanup EXIT

@@ -19,3 +19,13 @@ ASBX_ROOTLESS_USER=asbx-rootless
 
 asbx_log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 asbx_die() { asbx_log "error: $*"; exit 1; }
+
+# Drop a temporary image tag; remove the image too unless it already carries the final name.
+asbx_drop_temp_tag() {
+  local tmp_tag=$1 final=$2 id
+  [[ -n $tmp_tag ]] || return 0
+  id=$(podman image inspect --format '{{.Id}}' "$tmp_tag" 2>/dev/null) || return 0
+  podman untag "$id" "$tmp_tag" >/dev/null 2>&1 || true
+  [[ $(podman image inspect --format '{{.Id}}' "$final" 2>/dev/null) == "$id" ]] ||
+    podman rmi "$id" >/dev/null 2>&1 || true
+}
