@@ -119,3 +119,24 @@ class SeatTest(unittest.TestCase):
 
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
+
+
+_USER_COPIES = {}
+
+
+def readable_copies():
+    """The launcher and the credtable copied where any user can read them.
+
+    Rootless tests run the launcher as another user, and a clone may sit under a directory
+    that user cannot traverse (e.g. /root): they use these copies instead of the build tree.
+    Returns (launcher path, credtable path)."""
+    if not _USER_COPIES:
+        d = pathlib.Path(tempfile.mkdtemp(prefix="asbx-bin-"))
+        d.chmod(0o755)
+        shutil.copy2(LAUNCHER, d / "agent-sandbox")
+        shutil.copy2(ROOT / "credtable" / "credtable.toml", d / "credtable.toml")
+        (d / "credtable.toml").chmod(0o644)
+        _USER_COPIES.update(dir=d, launcher=d / "agent-sandbox", credtable=d / "credtable.toml")
+        import atexit
+        atexit.register(shutil.rmtree, d, True)
+    return _USER_COPIES["launcher"], _USER_COPIES["credtable"]

@@ -8,7 +8,7 @@ import threading
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, Seat, SeatTest, podman, session_containers, sha256, unavailable
+from harness import CODES, LAUNCHER, Seat, SeatTest, podman, readable_copies, session_containers, sha256, unavailable
 from test_rootless import USER, rootless_socket
 
 MARKER = "asbx-credmounts-MARKER-7f3c9e"  # the "secret": must appear nowhere outside the copy
@@ -215,7 +215,8 @@ class Rootless(unittest.TestCase):
         uid, socket = rootless_socket()
         if uid is None or not os.path.exists(socket):
             unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
-        seat = Seat(socket=socket, extra="waive_unenforced_limits = true\n")
+        launcher, credtable = readable_copies()
+        seat = Seat(socket=socket, extra=f'waive_unenforced_limits = true\ncredtable = "{credtable}"\n')
         self.addCleanup(seat.cleanup)
         cred = seat.dir / "cred" / "auth.json"
         cred.parent.mkdir()
@@ -228,7 +229,7 @@ class Rootless(unittest.TestCase):
         env = [f"HOME={pwd.getpwnam(USER).pw_dir}", "PATH=/usr/bin:/bin", f"XDG_RUNTIME_DIR=/run/user/{uid}",
                f"XDG_CONFIG_HOME={seat.config_home}", f"XDG_STATE_HOME={seat.state_home}"]
         inside = 'f=$HOME/.codex/auth.json; stat -c "%a %u" $f; cat $f; echo; echo rotated > $f'
-        proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(LAUNCHER), "--status-file",
+        proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(launcher), "--status-file",
                                str(status), "--runtime", "codex", "--credential", str(cred), "--", "bash", "-c",
                                inside], capture_output=True, timeout=180, cwd="/")
         self.assertEqual(proc.returncode, 0, proc.stderr)

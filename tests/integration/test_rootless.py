@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import unittest
 
-from harness import CODES, IMAGE, LAUNCHER, MUST_WORK, Seat, podman, unavailable
+from harness import CODES, Seat, podman, readable_copies, unavailable
 
 USER = "asbx-rootless"
 
@@ -29,7 +29,8 @@ class RootlessSeat(unittest.TestCase):
         self.uid, self.socket = rootless_socket()
         if self.uid is None or not os.path.exists(self.socket):
             unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
-        self.seat = Seat(socket=self.socket)
+        self.launcher, credtable = readable_copies()
+        self.seat = Seat(socket=self.socket, extra=f'credtable = "{credtable}"\n')
         self.addCleanup(self.seat.cleanup)
         shutil.chown(self.seat.dir, USER, USER)
         for path in self.seat.dir.rglob("*"):
@@ -40,7 +41,7 @@ class RootlessSeat(unittest.TestCase):
         status = self.seat.dir / "status.json"
         env = ["HOME=" + self.home, "PATH=/usr/bin:/bin", f"XDG_RUNTIME_DIR=/run/user/{self.uid}",
                f"XDG_CONFIG_HOME={self.seat.config_home}", f"XDG_STATE_HOME={self.seat.state_home}", "LANG=C.UTF-8", *extra_env]
-        proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(LAUNCHER),
+        proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(self.launcher),
                                "--status-file", str(status), *args],
                               capture_output=True, timeout=180, cwd="/")
         record = json.loads(status.read_text()) if status.exists() else None
