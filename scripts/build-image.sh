@@ -106,11 +106,12 @@ rm -rf --one-file-system "$ctx"; ctx=
 if [[ -n $rootless_user ]]; then
   uid=$(id -u "$rootless_user")
   home=$(getent passwd "$rootless_user" | cut -d: -f6)
+  user_conf=$(asbx_user_containers_conf "$rootless_user")
   as_user() {
     # Run in the user's home with the env rootless podman expects; keep our containers.conf.
     local env=(HOME="$home" USER="$rootless_user" LOGNAME="$rootless_user" PATH=/usr/local/bin:/usr/bin:/bin)
     [[ -d /run/user/$uid ]] && env+=(XDG_RUNTIME_DIR="/run/user/$uid")
-    [[ -r $CONTAINERS_CONF ]] && env+=(CONTAINERS_CONF="$CONTAINERS_CONF")
+    env+=(CONTAINERS_CONF="$user_conf")
     (cd / && runuser -u "$rootless_user" -- env -i "${env[@]}" "$@")
   }
   [[ -n $home && -d $home ]] || asbx_die "--rootless-user: $rootless_user has no home directory"

@@ -29,3 +29,13 @@ asbx_drop_temp_tag() {
   [[ $(podman image inspect --format '{{.Id}}' "$final" 2>/dev/null) == "$id" ]] ||
     podman rmi "$id" >/dev/null 2>&1 || true
 }
+
+# The project's containers.conf, copied where USER's podman can read it (the clone itself may
+# sit in a directory other users cannot traverse). Prints the copy's path.
+asbx_user_containers_conf() {
+  local user=$1 home
+  home=$(getent passwd "$user" | cut -d: -f6)
+  install -d -o "$user" -g "$user" "$home/.config" "$home/.config/containers"
+  install -m 0644 -o "$user" -g "$user" "$CONTAINERS_CONF" "$home/.config/containers/asbx-containers.conf"
+  echo "$home/.config/containers/asbx-containers.conf"
+}

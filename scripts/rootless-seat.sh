@@ -14,6 +14,7 @@ ensure_user() {
   grep -q "^$user:" /etc/subgid || usermod --add-subgids 300000-365535 "$user"
   uid=$(id -u "$user"); home=$(getent passwd "$user" | cut -d: -f6)
   run=/run/user/$uid
+  user_conf=$(asbx_user_containers_conf "$user")
   install -d -m 0700 -o "$user" -g "$user" "$run"
   # Debian ships no storage.conf: without this rootless podman silently uses vfs.
   install -d -o "$user" -g "$user" "$home/.config" "$home/.config/containers"
@@ -24,7 +25,7 @@ ensure_user() {
 
 as_user() {
   (cd / && runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" \
-     PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$CONTAINERS_CONF" "$@")
+     PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$user_conf" "$@")
 }
 
 socket() { echo "$run/podman/podman.sock"; }
@@ -40,7 +41,7 @@ start() {
   if ! (alive && ping); then
     install -d -m 0700 -o "$user" -g "$user" "$run/podman"
     (cd "$run" && setsid runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" \
-       PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$CONTAINERS_CONF" \
+       PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$user_conf" \
        podman system service --time=0 "unix://$(socket)" >>"$ASBX_RUN/rootless-podman.log" 2>&1 </dev/null &
      echo $! >"$(pidfile)")
     for _ in $(seq 1 100); do ping && break; sleep 0.1; done
