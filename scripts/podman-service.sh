@@ -10,14 +10,22 @@ pidfile=$ASBX_RUN/podman.pid
 alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 ping() { curl -fsS --max-time 2 --unix-socket "$ASBX_SOCKET" http://d/_ping >/dev/null 2>&1; }
 
+# The service runs with a copy of the project's containers.conf at a stable path: podman hands
+# CONTAINERS_CONF on to every `podman container cleanup` conmon runs, for the service's whole
+# life, and a clone that is deleted meanwhile would leave every exit unprocessed.
+conf=$ASBX_RUN/containers.conf
+
 start() {
   mkdir -p "$ASBX_RUN"
-  if alive && ping; then return 0; fi
-  alive && kill "$(cat "$pidfile")" 2>/dev/null || true
-  rm -f "$ASBX_SOCKET"
-  # cwd matters: conmon drops its oom marker there (podman 4.3).
-  (cd "$ASBX_RUN" && setsid podman system service --time=0 "unix://$ASBX_SOCKET" \
-     >>"$ASBX_RUN/podman.log" 2>&1 </dev/null & echo $! >"$pidfile")
+  local changed=0
+  cmp -s "$CONTAINERS_CONF" "$conf" || { install -m 0644 "$CONTAINERS_CONF" "$conf"; changed=1; }
+  if ((changed == 0)) && alive && ping; then return 0; fi
+  stop
+  # cwd matters: conmon drops its oom marker there (podman 4.3). exec all the way down, so
+  # the recorded PID is podman's own and `stop` ends the service itself.
+  (cd "$ASBX_RUN" && CONTAINERS_CONF=$conf exec setsid podman system service --time=0 "unix://$ASBX_SOCKET") \
+     >>"$ASBX_RUN/podman.log" 2>&1 </dev/null &
+  echo $! >"$pidfile"
   for _ in $(seq 1 100); do ping && { chmod 0660 "$ASBX_SOCKET"; return 0; }; sleep 0.1; done
   asbx_die "podman service did not answer on $ASBX_SOCKET (see $ASBX_RUN/podman.log)"
 }

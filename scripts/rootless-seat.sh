@@ -35,15 +35,16 @@ ping() { curl -fsS --max-time 2 --unix-socket "$(socket)" http://d/_ping >/dev/n
 
 start() {
   ensure_user
-  chmod o+rx "$ASBX_ROOT" 2>/dev/null || true
   "$ASBX_ROOT/scripts/build-image.sh" --rootless-user "$user" >&2
   mkdir -p "$ASBX_RUN"
   if ! (alive && ping); then
     install -d -m 0700 -o "$user" -g "$user" "$run/podman"
-    (cd "$run" && setsid runuser -u "$user" -- env -i HOME="$home" USER="$user" LOGNAME="$user" \
-       PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$user_conf" \
-       podman system service --time=0 "unix://$(socket)" >>"$ASBX_RUN/rootless-podman.log" 2>&1 </dev/null &
-     echo $! >"$(pidfile)")
+    # setpriv (not runuser) execs in place, so the recorded PID is podman's own.
+    (cd "$run" && exec setsid setpriv --reuid="$uid" --regid="$(id -g "$user")" --init-groups \
+       env -i HOME="$home" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin \
+       XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$user_conf" \
+       podman system service --time=0 "unix://$(socket)") >>"$ASBX_RUN/rootless-podman.log" 2>&1 </dev/null &
+    echo $! >"$(pidfile)"
     for _ in $(seq 1 100); do ping && break; sleep 0.1; done
     ping || asbx_die "rootless podman service did not answer on $(socket) (see $ASBX_RUN/rootless-podman.log)"
   fi
