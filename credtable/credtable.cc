@@ -4,6 +4,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "launcher/fdio.h"
 #include "launcher/error.h"
 #include "launcher/toml_util.h"
 
@@ -84,11 +85,9 @@ std::string credtable_path(const SeatConfig& seat) {
 }
 
 CredTable load_credtable(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::config, path + ": the credential table cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_credtable(text.str(), path);
+  std::optional<std::string> text = read_text_file(path);
+  if (!text) throw Error(ErrorKind::config, path + ": the credential table cannot be read");
+  return parse_credtable(*text, path);
 }
 
 const CredRow& find_row(const CredTable& table, const std::string& name) {

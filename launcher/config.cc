@@ -1,3 +1,4 @@
+#include "launcher/fdio.h"
 #include "launcher/config.h"
 
 #include <fstream>
@@ -106,16 +107,14 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
 }
 
 SeatConfig load_seat_config(const std::string& path, const UserFacts& user) {
-  std::ifstream in(path);
-  if (!in) {
+  std::optional<std::string> text = read_text_file(path);
+  if (!text) {
     struct stat st{};
     if (::stat(path.c_str(), &st) == 0)
       throw Error(ErrorKind::config, path + ": cannot be read");
     return defaults_for(user);  // no file: the embedded local seat
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_seat_config(text.str(), path, user);
+  return parse_seat_config(*text, path, user);
 }
 
 }  // namespace asbx

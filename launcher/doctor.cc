@@ -1,3 +1,4 @@
+#include "launcher/fdio.h"
 #include "launcher/doctor.h"
 
 #include <algorithm>
@@ -20,12 +21,7 @@ namespace {
 constexpr long kCgroup2Magic = 0x63677270;
 constexpr long kMinSubids = 65536;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_text(const std::string& path) { return read_text_file(path).value_or(""); }
 
 DoctorCheck check(const std::string& name, bool ok, const std::string& detail, const std::string& remedy) {
   return {name, ok, detail, ok ? "" : remedy};

@@ -1,6 +1,8 @@
 #include "launcher/fdio.h"
 
 #include <cerrno>
+#include <fstream>
+#include <sstream>
 #include <poll.h>
 #include <unistd.h>
 
@@ -20,6 +22,14 @@ bool write_all(int fd, const char* data, std::size_t size) {
     size -= static_cast<std::size_t>(n);
   }
   return true;
+}
+
+std::optional<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace asbx

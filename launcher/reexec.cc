@@ -30,12 +30,7 @@ struct Seen {
   std::string reexec_unit;  // set in the re-exec'd launcher
 } g_seen;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_text(const std::string& path) { return read_text_file(path).value_or(""); }
 
 bool is_socket(const std::string& path) {
   struct stat st{};

@@ -1,3 +1,4 @@
+#include "launcher/fdio.h"
 #include "launcher/registry.h"
 
 #include <fstream>
@@ -77,11 +78,9 @@ Registry parse_registry(const std::string& text, const std::string& path) {
 }
 
 Registry load_registry(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::config, path + ": cannot read the registry");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_registry(text.str(), path);
+  std::optional<std::string> text = read_text_file(path);
+  if (!text) throw Error(ErrorKind::config, path + ": cannot read the registry");
+  return parse_registry(*text, path);
 }
 
 std::vector<SeatHost> seat_candidates(const Registry& registry, const std::string& host) {

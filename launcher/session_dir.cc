@@ -46,12 +46,7 @@ std::string read_credential(const StagedCredential& cred) {
 
 int remove_entry(const char* path, const struct stat*, int, FTW*) { return ::remove(path); }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_file(const std::string& path) { return read_text_file(path).value_or(""); }
 
 }  // namespace
 
