@@ -38,8 +38,6 @@ std::string check_readable(const CredRow& row, const std::string& path) {
   return real;
 }
 
-std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
 }  // namespace
 
 std::vector<StagedCredential> resolve_credentials(const CredRow& row, const std::string& account,
@@ -58,13 +56,7 @@ std::vector<StagedCredential> resolve_credentials(const CredRow& row, const std:
   struct stat st{};
   if (!chosen && !row.required && ::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return {};
   std::string real = check_readable(row, path);
-  std::string file = basename_of(row.destination);
-  return {StagedCredential{row.name, real, std::string(kSecretsDir) + "/" + row.name + "/" + file,
-                           std::string(kContainerHome) + "/" + row.destination}};
-}
-
-std::string staged_host_path(const std::string& session_dir, const StagedCredential& cred) {
-  return session_dir + "/secrets/" + cred.runtime + "/" + basename_of(cred.staged_at);
+  return {StagedCredential{row.name, real, std::string(kContainerHome) + "/" + row.destination}};
 }
 
 void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts,
@@ -80,20 +72,6 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.inner_sandbox = inner_sandbox_state(row, plan.argv);
   plan.env = container_env(facts.environ, row.env);
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
-  for (const auto& cred : plan.credentials)
-    plan.mounts.push_back({"bind", staged_host_path(plan.session_dir, cred), cred.staged_at,
-                           {"rbind", "ro", "nosuid", "nodev", "noexec"}});
-  if (!plan.credentials.empty())
-    plan.mounts.push_back({"bind", plan.session_dir + "/report", kReportDir, {"rbind", "rw", "nosuid", "nodev", "noexec"}});
-}
-
-std::vector<std::string> container_command(const LaunchPlan& plan) {
-  if (plan.credentials.empty()) return plan.argv;
-  std::vector<std::string> cmd = {"/bin/bash", "-c", stage_script(), "asbx-stage"};
-  for (const auto& c : plan.credentials) cmd.insert(cmd.end(), {c.runtime, c.staged_at, c.copy_to});
-  cmd.push_back("--");
-  cmd.insert(cmd.end(), plan.argv.begin(), plan.argv.end());
-  return cmd;
 }
 
 }  // namespace asbx

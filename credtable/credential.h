@@ -1,5 +1,4 @@
-// Turning --runtime/--account/--credential into staged credential references, and the
-// stage step that copies them into the ephemeral HOME inside the container.
+// Turning --runtime/--account/--credential into credential references (paths, never content).
 #pragma once
 #include <string>
 #include <vector>
@@ -10,8 +9,6 @@
 
 namespace asbx {
 
-inline constexpr const char* kSecretsDir = "/sandbox-secrets";  // read-only staged files
-inline constexpr const char* kReportDir = "/sandbox-report";    // stage step → launcher
 inline constexpr const char* kContainerHome = "/sandbox/home";
 
 // The credential of `row` for `account` (or the explicit path): resolved with realpath,
@@ -19,14 +16,9 @@ inline constexpr const char* kContainerHome = "/sandbox/home";
 // Throws Error(credential_unresolved) naming the runtime and the path, never content.
 std::vector<StagedCredential> resolve_credentials(const CredRow& row, const std::string& account,
                                                   const std::string& explicit_path, const UserFacts& user);
-// Where the launcher puts the read-only copy it binds at staged_at.
-std::string staged_host_path(const std::string& session_dir, const StagedCredential& cred);
-// Fills plan.runtime, plan.credentials, their mounts and the env names of the row.
+// Fills plan.runtime, plan.credentials and the env names of the row. Credentials add no
+// mount: the launcher copies each one into the container's HOME itself (launcher/home.cc).
 void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts,
                   LaunchPlan& plan);
-// The container's command: argv as given, or, with credentials, wrapped by the stage
-// step: /bin/bash -c STAGE_SCRIPT asbx-stage RUNTIME STAGED COPY ... -- argv...
-std::vector<std::string> container_command(const LaunchPlan& plan);
-const std::string& stage_script();
 
 }  // namespace asbx

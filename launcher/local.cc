@@ -13,7 +13,6 @@
 #include "launcher/podman_socket.h"
 #include "launcher/reexec.h"
 #include "launcher/session.h"
-#include "launcher/session_dir.h"
 #include "launcher/slots.h"
 #include "launcher/spec.h"
 #include "launcher/status.h"
@@ -87,18 +86,8 @@ int run_local(const Request& req, const LocalOptions& opts) {
     return 0;
   }
   gc_before_launch(plan.socket, seat.runtime_dir);  // containers of SIGKILLed launchers go first (one list call)
-  std::unique_ptr<SessionDir> dir;
-  try {
-    dir = std::make_unique<SessionDir>(plan);  // staged credentials: before any container
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
-    if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
-    return e.exit_code();
-  }
   SessionResult result = run_session(plan, io);
   if (io.out != 1) ::close(io.out);
-  dir->apply_report(result);
-  dir.reset();
   report(opts, result);
   nlohmann::json record = status_record(plan, result);
   if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;

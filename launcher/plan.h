@@ -24,6 +24,8 @@ struct Mount {
   std::string source;
   std::string destination;
   std::vector<std::string> options;
+  std::uint64_t source_dev = 0;  // identity of the validated source (binds of workspace and git
+  std::uint64_t source_ino = 0;  // paths): checked inside the container after init, before start
   bool read_only() const;
   bool operator==(const Mount&) const = default;
 };
@@ -32,8 +34,7 @@ struct Mount {
 struct StagedCredential {
   std::string runtime;      // credtable row
   std::string source;       // absolute path on the seat (resolved, readable)
-  std::string staged_at;    // read-only mount inside, under /sandbox-secrets
-  std::string copy_to;      // writable copy inside the ephemeral HOME
+  std::string copy_to;      // the copy the launcher writes into the ephemeral HOME
   bool operator==(const StagedCredential&) const = default;
 };
 

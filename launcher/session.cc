@@ -1,11 +1,14 @@
 #include "launcher/session.h"
 
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <unistd.h>
 
 #include "launcher/attach.h"
 #include "launcher/cgroup_monitor.h"
+#include "launcher/container_root.h"
+#include "launcher/home.h"
 #include "launcher/podman_api.h"
 #include "launcher/pump.h"
 #include "launcher/spec.h"
@@ -21,19 +24,18 @@ void record_error(SessionResult& result, const Error& error) {
   result.message = error.what();
 }
 
-std::optional<ErrorKind> exec_failure_from_stderr(const std::string& first) {
-  if (first.rfind("ERROR (catatonit:", 0) != 0) return std::nullopt;
-  auto line = first.substr(0, first.find('\n'));
-  if (line.find("failed to exec pid1: No such file or directory") != std::string::npos)
-    return ErrorKind::command_not_found;
-  if (line.find("failed to exec pid1: Permission denied") != std::string::npos)
-    return ErrorKind::command_not_executable;
-  return std::nullopt;
-}
-
 namespace {
 
 const char* kIgnoredLimits = "Resource limits are not supported and ignored";
+const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// PATH of the created container (the image's, unless the plan sets one).
+std::string container_path_env(const nlohmann::json& state) {
+  if (!state.is_object() || !state.contains("Config") || !state["Config"].contains("Env")) return kDefaultPath;
+  for (const auto& kv : state["Config"]["Env"])
+    if (kv.is_string() && kv.get<std::string>().rfind("PATH=", 0) == 0) return kv.get<std::string>().substr(5);
+  return kDefaultPath;
+}
 
 class Session {
  public:
@@ -66,16 +68,54 @@ class Session {
     result_.warnings = c.warnings;
     check_limits_enforced();
     api_.init(c.id);
-    watch_cgroup();
+    nlohmann::json state = api_.inspect(c.id);
+    long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
+    watch_cgroup(pid);
+    before_start(pid, state);
   }
 
   // After init the container's cgroup exists and its first process is there; the
   // counters must be read while it lives (podman deletes it before /wait returns).
-  void watch_cgroup() {
-    nlohmann::json state = api_.inspect(result_.container_id);
-    long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
+  void watch_cgroup(long pid) {
     std::string why = pid > 0 ? monitor_.start(pid, result_.container_id) : "podman reported no process for the initialised container";
     if (!why.empty()) result_.warnings.push_back("no kill attribution for this session: " + why);
+  }
+
+  // Between init and start nothing of the agent has run: the container's root is
+  // complete and still exactly what the launcher made. Everything decided here comes
+  // from it, never from what the agent could write or print later.
+  void before_start(long pid, const nlohmann::json& state) {
+    if (pid <= 0) throw Error(ErrorKind::start_failed, "podman reported no process for the initialised container");
+    ContainerRoot root(pid);
+    verify_mounts(root);
+    check_command(root, state);
+    home_.stage(root, plan_);
+  }
+
+  // A bind source swapped for something else between validation and mount (a
+  // concurrent session rewriting a shared dir) shows up as another device/inode.
+  void verify_mounts(const ContainerRoot& root) {
+    for (const auto& m : plan_.mounts) {
+      if (m.type != "bind" || m.source_ino == 0) continue;
+      auto st = root.stat_no_symlinks(m.destination);
+      if (st && st->st_dev == m.source_dev && st->st_ino == m.source_ino) continue;
+      bool ws = m.destination.rfind("/sandbox/workspaces/", 0) == 0;
+      throw Error(ws ? ErrorKind::workspace_rejected : ErrorKind::git_unmountable,
+                  "'" + m.source + "' mounted at '" + m.destination +
+                      "' is not the directory that was validated (it was replaced between the check and the mount); "
+                      "nothing was started");
+    }
+  }
+
+  void check_command(const ContainerRoot& root, const nlohmann::json& state) {
+    unsigned uid = 0, gid = 0;
+    std::sscanf(plan_.user.c_str(), "%u:%u", &uid, &gid);
+    CommandVerdict v = root.resolve_command(plan_.argv[0], container_path_env(state), plan_.workdir, uid, gid);
+    if (v == CommandVerdict::not_found)
+      throw Error(ErrorKind::command_not_found, "command not found inside the container: '" + plan_.argv[0] + "'");
+    if (v == CommandVerdict::not_executable)
+      throw Error(ErrorKind::command_not_executable,
+                  "command not executable inside the container: '" + plan_.argv[0] + "'");
   }
 
   // Rootless podman on cgroup v1 drops every resource limit and says so only in a warning.
@@ -100,10 +140,26 @@ class Session {
     if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
     PumpHooks hooks = pump_hooks();
     PumpResult pumped = pump_stdio(attach, io_, plan_.tty, signals_, hooks);
-    int code = api_.wait(result_.container_id);
+    int code = wait_exit_code();
     result_.counters = monitor_.stop();
     result_.run_ms = steady_ms() - started;
-    conclude(code, pumped);
+    home_.check_refresh(plan_, result_);
+    home_.close();
+    if (pumped.output_dropped > 0)
+      result_.warnings.push_back("the caller stopped reading: " + std::to_string(pumped.output_dropped) +
+                                 " bytes of the agent's output were not delivered");
+    conclude(code);
+  }
+
+  // The attach stream ended: the container has stopped. podman 4.3's wait can answer 500
+  // ("no such exit code") when it lost the race with its own cleanup; the exit code is
+  // then read from inspect (conclude does that in every case).
+  int wait_exit_code() {
+    try {
+      return api_.wait(result_.container_id);
+    } catch (const Error&) {
+      return -1;
+    }
   }
 
   PumpHooks pump_hooks() {
@@ -112,6 +168,12 @@ class Session {
     h.on_winch = [this] { resize(); };
     h.deadline = [this] { return next_deadline(); };
     h.on_deadline = [this] { deadline_passed(); };
+    // Output still queued when the agent has stopped is delivered, unless the session was
+    // killed or its timeout passes meanwhile: a caller that stopped reading cannot hold it.
+    h.ending = [this] { return kill_sent_ || grace_until_ >= 0; };
+    h.keep_draining = [this] {
+      return !kill_sent_ && grace_until_ < 0 && (timeout_at_ < 0 || steady_ms() < timeout_at_);
+    };
     return h;
   }
 
@@ -141,17 +203,13 @@ class Session {
     if (window_size(io_.in, rows, cols)) api_.resize(result_.container_id, rows, cols);
   }
 
-  void conclude(int code, const PumpResult& pumped) {
+  void conclude(int code) {
     nlohmann::json state = api_.inspect(result_.container_id);
     if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
-    result_.agent_exit_code = code;
-    if (auto failure = exec_failure_from_stderr(pumped.first_stderr); failure && code == 1) {
-      result_.agent_exit_code.reset();
-      throw Error(*failure, std::string(*failure == ErrorKind::command_not_found ? "command not found"
-                                                                                   : "command not executable") +
-                                " inside the container: '" + plan_.argv[0] + "'");
-    }
     result_.cause = decide_cause(result_.cause, result_.counters);
+    if (code < 0 && result_.cause.empty())
+      throw Error(ErrorKind::internal, "podman reported no exit code for the container");
+    if (code >= 0) result_.agent_exit_code = code;
     if (result_.cause == "timeout") {
       record_error(result_, Error(ErrorKind::killed_timeout, "killed: the session's timeout of " +
                                                                  std::to_string(plan_.timeout_ms) + " ms passed"));
@@ -196,6 +254,7 @@ class Session {
   PodmanApi api_;
   SessionResult result_;
   CgroupMonitor monitor_;
+  SessionHome home_;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;
   bool kill_sent_ = false;

@@ -44,7 +44,7 @@ json create_body(const LaunchPlan& plan) {
   json body = {
       {"name", plan.container_name},
       {"image", plan.image},
-      {"command", container_command(plan)},
+      {"command", plan.argv},
       {"env", env_json(plan)},
       {"work_dir", plan.workdir},
       {"hostname", plan.hostname},
@@ -72,7 +72,7 @@ json plan_json(const LaunchPlan& plan) {
   for (const auto& kv : plan.env) env_names.push_back(kv.first);
   json creds = json::array();
   for (const auto& c : plan.credentials)
-    creds.push_back({{"runtime", c.runtime}, {"source", c.source}, {"staged_at", c.staged_at}, {"copy_to", c.copy_to}});
+    creds.push_back({{"runtime", c.runtime}, {"source", c.source}, {"copy_to", c.copy_to}});
   return {
       {"session_id", plan.session_id},
       {"socket", plan.socket},

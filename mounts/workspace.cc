@@ -48,6 +48,8 @@ WorkspaceMount plan_workspace(const std::string& given, const std::string& permi
   w.host_path = real;
   w.container_path = "/sandbox/workspaces/" + name;
   w.mount = Mount{"bind", real, w.container_path, {"rbind", "rw"}};
+  w.mount.source_dev = st.st_dev;
+  w.mount.source_ino = st.st_ino;
   return w;
 }
 

@@ -170,8 +170,8 @@ class Refresh(CredentialTest):
         self.assertNotIn(b"warning", proc.stderr)
 
 
-class StageStepKeepsTheContract(CredentialTest):
-    """With the stage step wrapped around argv: exec failures, exit codes and signals stay exact."""
+class StagingKeepsTheContract(CredentialTest):
+    """With a credential staged: exec failures, exit codes and signals stay exact."""
 
     def setUp(self):
         super().setUp()
@@ -238,13 +238,15 @@ class Rootless(unittest.TestCase):
         self.assertEqual((sha256(cred.read_bytes()), os.stat(cred).st_mtime_ns), before)
 
 
-class SessionDirTaken(CredentialTest):
-    def test_a_live_session_dir_refuses_a_second_session_with_that_id(self):
+class NothingOnTheSeatsDisk(CredentialTest):
+    def test_no_copy_of_the_credential_is_written_on_the_seat(self):
+        """The launcher copies the credential straight into the container's tmpfs HOME."""
         self.put(self.home / ".codex/auth.json")
-        taken = self.seat.dir / "run" / "credmounts-taken"
-        taken.mkdir(parents=True)
-        proc, record = self.run_cred("--id", "credmounts-taken", "--runtime", "codex", "--", "true")
-        self.assertLauncherError(proc, record, "create_failed",
-                                 f"session dir '{taken}' already exists: another session uses this id")
-        self.assertTrue(taken.exists())  # not ours: left alone
-        self.assertNoContainer("credmounts-taken")
+        run_dir = self.seat.dir / "run"
+        proc, record = self.run_cred("--id", "credmounts-disk", "--runtime", "codex", "--", "bash", "-c",
+                                     f"ls -A {run_dir} 2>&1; ls /sandbox-secrets /sandbox-report 2>&1 | wc -l")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertFalse(run_dir.exists() and any(run_dir.iterdir()), "something was staged on the seat's disk")
+        self.assertNotIn(MARKER.encode(), proc.stdout)
+        self.assertEqual(record["error_kind"], None)
+        self.assertNoContainer("credmounts-disk")

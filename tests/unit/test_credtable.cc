@@ -8,7 +8,8 @@
 #include "credtable/credtable.h"
 #include "launcher/error.h"
 #include "launcher/request.h"
-#include "launcher/session_dir.h"
+#include "launcher/home.h"
+#include "launcher/spec.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;
@@ -61,7 +62,6 @@ TEST_CASE("every shipped credtable row resolves, XDG_CONFIG_HOME unset and set")
       REQUIRE(creds.size() == 1);
       CHECK(creds[0].source == file.string());
       CHECK(creds[0].copy_to == e.copy_to);
-      CHECK(creds[0].staged_at == "/sandbox-secrets/" + std::string(e.name) + "/" + file.filename().string());
     }
   }
 }
@@ -139,26 +139,17 @@ TEST_CASE("the lookup order: seat config, installed table, source tree") {
   CHECK((p == ASBX_CREDTABLE_INSTALLED || p == std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml"));
 }
 
-TEST_CASE("the stage step is wrapped around argv only when a credential is staged") {
+TEST_CASE("credentials are copied into HOME by the launcher: the command is argv as given") {
   LaunchPlan plan;
   plan.argv = {"codex", "exec"};
-  CHECK(container_command(plan) == plan.argv);
-  plan.credentials = {{"codex", "/h/auth.json", "/sandbox-secrets/codex/auth.json", "/sandbox/home/.codex/auth.json"}};
-  auto cmd = container_command(plan);
-  CHECK(std::vector<std::string>(cmd.begin() + 3, cmd.end()) ==
-        std::vector<std::string>{"asbx-stage", "codex", "/sandbox-secrets/codex/auth.json",
-                                 "/sandbox/home/.codex/auth.json", "--", "codex", "exec"});
-  CHECK(cmd[0] == "/bin/bash");
+  plan.credentials = {{"codex", "/h/auth.json", "/sandbox/home/.codex/auth.json"}};
+  CHECK(create_body(plan)["command"] == nlohmann::json::array({"codex", "exec"}));
+  CHECK(relative_to_home("/sandbox/home/.codex/auth.json") == ".codex/auth.json");
+  CHECK(relative_to_home("/sandbox/homex/a") == "");
+  CHECK(relative_to_home("/sandbox/home/") == "");
 }
 
-TEST_CASE("a refresh is a changed copy; a deleted copy is not") {
-  CHECK(refreshed_runtimes("codex aaa aaa\n").empty());
-  CHECK(refreshed_runtimes("codex aaa bbb\n") == std::vector<std::string>{"codex"});
-  CHECK(refreshed_runtimes("codex aaa missing\n").empty());
-  CHECK(refreshed_runtimes("").empty());
-}
-
-TEST_CASE("a runtime puts its credential into the plan as paths, mounts and env names") {
+TEST_CASE("a runtime puts its credential into the plan as paths and env names, never as a mount") {
   TempHome t;
   t.put(t.dir / "home/.codex/auth.json");
   UserFacts u;
@@ -175,15 +166,14 @@ TEST_CASE("a runtime puts its credential into the plan as paths, mounts and env 
   CHECK(plan.runtime == "codex");
   REQUIRE(plan.credentials.size() == 1);
   CHECK(plan.credentials[0].source == (t.dir / "home/.codex/auth.json").string());
-  std::vector<Mount> tail(plan.mounts.end() - 2, plan.mounts.end());
-  CHECK(tail == std::vector<Mount>{
-                    {"bind", "/run/x/c1/secrets/codex/auth.json", "/sandbox-secrets/codex/auth.json",
-                     {"rbind", "ro", "nosuid", "nodev", "noexec"}},
-                    {"bind", "/run/x/c1/report", "/sandbox-report", {"rbind", "rw", "nosuid", "nodev", "noexec"}}});
+  CHECK(plan.credentials[0].copy_to == "/sandbox/home/.codex/auth.json");
+  std::vector<std::string> destinations;
+  for (const auto& m : plan.mounts) destinations.push_back(m.destination);
+  CHECK(destinations == std::vector<std::string>{"/tmp", "/sandbox/home"});
   std::vector<std::string> names;
   for (const auto& kv : plan.env) names.push_back(kv.first);
   CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "OPENAI_BASE_URL"});
-  CHECK(container_command(plan).back() == "exec");
+  CHECK(create_body(plan)["command"].back() == "exec");
   req.runtime.clear();
   req.account = "work";
   CHECK_THROWS_WITH(build_plan(req, seat, u, facts), "--account and --credential need --runtime NAME");

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -72,7 +73,12 @@ TEST_CASE("workspace escape corpus") {
   CHECK(rejection("one", r) == "workspace 'one' must be an absolute path");
   WorkspaceMount ok = plan_workspace(r + "/one/", r);
   CHECK(ok.container_path == "/sandbox/workspaces/one");
-  CHECK(ok.mount == Mount{"bind", r + "/one", "/sandbox/workspaces/one", {"rbind", "rw"}});
+  Mount expected{"bind", r + "/one", "/sandbox/workspaces/one", {"rbind", "rw"}};
+  struct stat st{};
+  REQUIRE(::stat((r + "/one").c_str(), &st) == 0);
+  expected.source_dev = st.st_dev;  // the identity checked inside the container before start
+  expected.source_ino = st.st_ino;
+  CHECK(ok.mount == expected);
 }
 
 TEST_CASE("gitdir files parse like git reads them") {
