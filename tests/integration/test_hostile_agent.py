@@ -156,3 +156,81 @@ class Backpressure(SeatTest):
         p.wait(timeout=40)
         self.assertEqual((len(out), p.returncode), (3000000, 5))
         self.assertEqual(json.loads(status.read_text())["warnings"], [])
+
+
+class SwappingRelay:
+    """A unix-socket relay in front of the real podman service that runs `on_create` just before
+    it forwards the create request: exactly the window between the launcher's validation and
+    podman's mount, held open deterministically."""
+
+    def __init__(self, path, on_create):
+        self.path, self.on_create, self.fired = str(path), on_create, False
+        self.server = socket.socket(socket.AF_UNIX)
+        self.server.bind(self.path)
+        self.server.listen(16)
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.relay, args=(conn,), daemon=True).start()
+
+    def relay(self, conn):
+        with conn, socket.socket(socket.AF_UNIX) as up:
+            up.connect(SOCKET)
+            back = threading.Thread(target=self.copy, args=(up, conn), daemon=True)
+            back.start()
+            self.copy(conn, up, watch=True)
+            back.join(timeout=60)
+
+    def copy(self, src, dst, watch=False):
+        try:
+            while data := src.recv(65536):
+                if watch and not self.fired and b"/containers/create " in data:
+                    self.fired = True
+                    self.on_create()
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self):
+        self.server.close()
+
+
+class MountSourceSwapped(SeatTest):
+    """A concurrent writer swaps a validated directory between the check and the mount."""
+
+    def swap_and_run(self, ws, swap):
+        relay = SwappingRelay(self.seat.dir / "relay.sock", swap)
+        self.addCleanup(relay.close)
+        self.seat.write(self.seat.config_file.read_text().replace(SOCKET, str(self.seat.dir / "relay.sock")))
+        proc, record = self.seat.status("--id", "hostile-swap", "--workspace", str(ws), "--", "touch", "ran")
+        self.assertTrue(relay.fired)
+        return proc, record
+
+    def test_a_directory_swapped_for_another_is_refused_before_start(self):
+        ws = self.seat.workspaces / "swap-dir"
+        ws.mkdir()
+        moved = self.seat.dir / "moved-away"
+        proc, record = self.swap_and_run(ws, lambda: (ws.rename(moved), ws.mkdir()))
+        self.assertLauncherError(proc, record, "workspace_rejected",
+                                 f"'{ws}' mounted at '/sandbox/workspaces/swap-dir' is not the directory that was "
+                                 "validated (it was replaced between the check and the mount); nothing was started")
+        self.assertFalse((ws / "ran").exists() or (moved / "ran").exists())
+        self.assertNoContainer("hostile-swap")
+
+    def test_a_directory_swapped_for_a_symlink_is_refused_before_start(self):
+        ws = self.seat.workspaces / "swap-link"
+        ws.mkdir()
+        elsewhere = self.seat.dir / "someone-elses"
+        elsewhere.mkdir()
+        proc, record = self.swap_and_run(ws, lambda: (ws.rename(self.seat.dir / "moved"), ws.symlink_to(elsewhere)))
+        self.assertLauncherError(proc, record, "workspace_rejected",
+                                 f"'{ws}' mounted at '/sandbox/workspaces/swap-link' is not the directory that was "
+                                 "validated (it was replaced between the check and the mount); nothing was started")
+        self.assertFalse((elsewhere / "ran").exists())
+        self.assertNoContainer("hostile-swap")
