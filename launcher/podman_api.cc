@@ -41,6 +41,7 @@ PodmanApi::PodmanApi(std::string socket) : socket_(std::move(socket)) {
   client_->set_connection_timeout(5, 0);
   client_->set_read_timeout(24 * 3600, 0);  // /wait blocks for the whole session
   client_->set_write_timeout(30, 0);
+  client_->set_keep_alive(true);  // one connection for every call of a session: no reconnect per call
 }
 
 PodmanApi::~PodmanApi() = default;
@@ -107,7 +108,9 @@ void PodmanApi::start(const std::string& id) {
 }
 
 int PodmanApi::wait(const std::string& id) {
-  Reply r = call("POST", "/containers/" + id + "/wait?condition=stopped&condition=exited");
+  // Called once the attach stream has ended, i.e. the container has stopped: podman's
+  // default poll interval (250 ms) would be most of a short session's overhead.
+  Reply r = call("POST", "/containers/" + id + "/wait?condition=stopped&condition=exited&interval=10ms");
   if (r.status != 200)
     throw Error(ErrorKind::internal, "podman wait answered " + std::to_string(r.status) + ": " + api_message(r.body));
   return std::stoi(r.body);

@@ -59,7 +59,6 @@ class Session {
 
  private:
   void prepare() {
-    api_.ping();
     if (!api_.image_exists(plan_.image))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
@@ -204,8 +203,10 @@ class Session {
   }
 
   void conclude(int code) {
-    nlohmann::json state = api_.inspect(result_.container_id);
-    if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
+    if (code < 0) {  // wait lost its race: the exit code is still in the container's state
+      nlohmann::json state = api_.inspect(result_.container_id);
+      if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
+    }
     result_.cause = decide_cause(result_.cause, result_.counters);
     if (code < 0 && result_.cause.empty())
       throw Error(ErrorKind::internal, "podman reported no exit code for the container");
