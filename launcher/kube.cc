@@ -115,33 +115,37 @@ struct PodVolumes {
   json agent_mounts = json::array();
   json home_mounts = json::array();  // the emptyDirs the credential copies land in
   std::vector<std::string> host_path_volumes;  // names without the Pod's prefix
-  std::vector<std::pair<std::string, std::string>> unsaid_options;  // volume → mount options
+  std::vector<std::pair<std::string, std::string>> unsaid_options;  // name suffix → mount options
 };
+
+void add_empty_dir(const LaunchPlan& plan, const Mount& m, json& mount, PodVolumes& v) {
+  json dir = {{"medium", "Memory"}};
+  if (auto size = option_value(m, "size"); !size.empty())
+    dir["sizeLimit"] = memory_quantity(parse_size(size, "tmpfs size of " + m.destination));
+  v.volumes.push_back({{"name", mount["name"]}, {"emptyDir", dir}});
+  for (const auto& c : plan.credentials)
+    if (c.copy_to.rfind(m.destination + "/", 0) == 0) {
+      v.home_mounts.push_back(mount);
+      return;
+    }
+}
+
+void add_host_path(const Mount& m, const std::string& suffix, json& mount, PodVolumes& v) {
+  mount["readOnly"] = m.read_only();
+  v.volumes.push_back({{"name", mount["name"]}, {"hostPath", {{"path", m.source}, {"type", "Directory"}}}});
+  v.host_path_volumes.push_back(suffix);
+}
 
 PodVolumes pod_volumes(const LaunchPlan& plan, const std::string& pod) {
   PodVolumes v;
   int binds = 0;
   for (const auto& m : plan.mounts) {
     if (staging_mount(m)) continue;
-    json mount = {{"name", ""}, {"mountPath", m.destination}};
-    if (m.type == "tmpfs") {
-      mount["name"] = checked_name(pod + "-" + basename_of(m.destination));
-      json dir = {{"medium", "Memory"}};
-      if (auto size = option_value(m, "size"); !size.empty())
-        dir["sizeLimit"] = memory_quantity(parse_size(size, "tmpfs size of " + m.destination));
-      v.volumes.push_back({{"name", mount["name"]}, {"emptyDir", dir}});
-      for (const auto& c : plan.credentials)
-        if (c.copy_to.rfind(m.destination + "/", 0) == 0) {
-          v.home_mounts.push_back(mount);
-          break;
-        }
-    } else {
-      mount["name"] = checked_name(pod + "-bind" + std::to_string(binds++));
-      mount["readOnly"] = m.read_only();
-      v.volumes.push_back({{"name", mount["name"]}, {"hostPath", {{"path", m.source}, {"type", "Directory"}}}});
-      v.host_path_volumes.push_back("bind" + std::to_string(binds - 1));
-    }
-    if (auto opts = unsaid_mount_options(m); !opts.empty()) v.unsaid_options.emplace_back(mount["name"], opts);
+    std::string suffix = m.type == "tmpfs" ? basename_of(m.destination) : "bind" + std::to_string(binds++);
+    json mount = {{"name", checked_name(pod + "-" + suffix)}, {"mountPath", m.destination}};
+    if (m.type == "tmpfs") add_empty_dir(plan, m, mount, v);
+    else add_host_path(m, suffix, mount, v);
+    if (auto opts = unsaid_mount_options(m); !opts.empty()) v.unsaid_options.emplace_back(suffix, opts);
     v.agent_mounts.push_back(mount);
   }
   return v;
@@ -210,7 +214,7 @@ json pod_labels(const LaunchPlan& plan) {
 
 // One key per value, each value short: podman 4.3's `kube play` refuses annotation values
 // longer than 63 characters (Kubernetes itself allows 256 KiB in all).
-json gap_annotations(const LaunchPlan& plan, const std::string& pod, const PodVolumes& v) {
+json gap_annotations(const LaunchPlan& plan, const PodVolumes& v) {
   const Limits& l = plan.limits;
   json a = {
       {"agent-sandbox/pids-limit", std::to_string(l.pids)},
@@ -223,8 +227,7 @@ json gap_annotations(const LaunchPlan& plan, const std::string& pod, const PodVo
       {"agent-sandbox/init", "podman-init"},
       {"agent-sandbox/network", plan.network},
   };
-  for (const auto& [volume, options] : v.unsaid_options)
-    a[std::string(kMountOptionsKey) + "." + volume.substr(pod.size() + 1)] = options;
+  for (const auto& [suffix, options] : v.unsaid_options) a[std::string(kMountOptionsKey) + "." + suffix] = options;
   return a;
 }
 
@@ -288,7 +291,7 @@ std::vector<json> kube_manifest(const LaunchPlan& plan) {
   std::string pod = pod_name(plan);
   bool deny_all = needs_deny_all(plan);
   PodVolumes v = pod_volumes(plan, pod);
-  json metadata = {{"name", pod}, {"labels", pod_labels(plan)}, {"annotations", gap_annotations(plan, pod, v)}};
+  json metadata = {{"name", pod}, {"labels", pod_labels(plan)}, {"annotations", gap_annotations(plan, v)}};
   std::vector<json> docs = {{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", metadata}, {"spec", pod_spec(plan, pod, v)}}};
   if (deny_all) docs.push_back(deny_all_policy(plan, pod));
   return docs;
