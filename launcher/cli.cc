@@ -7,6 +7,7 @@
 #include "launcher/doctor.h"
 #include "launcher/error.h"
 #include "launcher/gc.h"
+#include "launcher/kube_cli.h"
 #include "launcher/local.h"
 #include "launcher/reexec.h"
 #include "launcher/remote.h"
@@ -93,6 +94,19 @@ void add_dispatch_options(CLI::App& app, const std::string& program, Request& re
   app.add_option("--host", remote.host, "dispatch to this registry host only");
 }
 
+// The manifest is printed here, never dispatched: a Pod is placed by its scheduler.
+int kube_command(const std::string& program, const std::vector<std::string>& rest, Request& req,
+                 const RemoteOptions& remote) {
+  if (!remote.registry.empty() || !remote.host.empty())
+    return usage_error(program, "kube: --registry and --host do not apply: kube prints a manifest here", req);
+  if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-')
+    return usage_error(program, "unknown option '" + rest[0] + "'; run '" + program + " kube --help'", req);
+  if (!rest.empty() && !req.argv.empty())
+    return usage_error(program, "unexpected '" + rest[0] + "' before '--': the command goes after '--'", req);
+  req.argv.insert(req.argv.begin(), rest.begin(), rest.end());
+  return kube_main(program, req);
+}
+
 int main_for(const std::string& program, int argc, char** argv) {
   Request req;
   RemoteOptions remote;
@@ -113,6 +127,9 @@ int main_for(const std::string& program, int argc, char** argv) {
   bool doctor_json = false;
   auto* doctor = app.add_subcommand("doctor", "check this seat: NoNewPrivs, linger, user bus, podman, image, limits");
   doctor->add_flag("--json", doctor_json, "as JSON");
+  auto* kube = app.add_subcommand("kube", "print the session as a Kubernetes manifest (YAML); create nothing");
+  kube->prefix_command();
+  add_session_options(*kube, req);
   try {
     std::reverse(options.begin(), options.end());
     app.parse(options);
@@ -128,6 +145,7 @@ int main_for(const std::string& program, int argc, char** argv) {
   if (gc->parsed()) return gc_main(program, gc_json);
   if (ps->parsed()) return ps_main(program, ps_json);
   if (doctor->parsed()) return print_doctor(doctor_json);
+  if (kube->parsed()) return kube_command(program, kube->remaining(), req, remote);
   auto rest = app.remaining();
   if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-')
     return usage_error(program, "unknown option '" + rest[0] + "'; run '" + program + " --help'", req);
