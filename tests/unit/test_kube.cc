@@ -44,8 +44,7 @@ LaunchPlan session_plan(const std::string& network = "none") {
   LaunchPlan plan = build_plan(r, seat, root_user(), facts());
   plan.mounts.push_back({"bind", "/srv/ws/proj", "/sandbox/workspaces/proj", {"rbind", "rw", "nosuid", "nodev"}});
   plan.mounts.push_back({"bind", "/srv/git/proj.git", "/srv/git/proj.git", {"rbind", "rw", "nosuid", "nodev"}});
-  plan.credentials.push_back({"codex", "/root/.codex/auth.json", "/sandbox-secrets/codex/auth.json",
-                              "/sandbox/home/.codex/auth.json"});
+  plan.credentials.push_back({"codex", "/root/.codex/auth.json", "/sandbox/home/.codex/auth.json"});
   plan.mounts.push_back({"bind", "/run/asbx/k1/secrets/codex/auth.json", "/sandbox-secrets/codex/auth.json",
                          {"rbind", "ro", "nosuid", "nodev", "noexec"}});
   plan.mounts.push_back({"bind", "/run/asbx/k1/report", "/sandbox-report", {"rbind", "rw", "nosuid", "nodev", "noexec"}});
