@@ -39,7 +39,7 @@ INSIDE='
 awk "{print \"mount\", \$5, substr(\$6,1,2)}" /proc/self/mountinfo
 w() { touch "$1/.asbx-probe" 2>/dev/null && rm -f "$1/.asbx-probe" && echo "probe $2 writable" || echo "probe $2 readonly"; }
 w "$PWD" workspace; w "$1" gitdir; w "$2" commondir
-( echo x >> /sandbox-secrets/codex/auth.json ) 2>/dev/null && echo "probe secret writable" || echo "probe secret readonly"
+echo "probe copy $(stat -c %a /sandbox/home/.codex/auth.json 2>&1)"
 echo "probe workspaces $(ls -A /sandbox/workspaces | tr "\n" " ")"
 echo "probe pwd $PWD"
 for p in "$3/.ssh" /root/.ssh /sandbox/home/.ssh /run/podman /run/agent-sandbox /run/dbus /run/user /var/run/docker.sock; do
@@ -63,10 +63,9 @@ declare -A WANT=(
   [/]=ro [/etc/hosts]=ro [/etc/hostname]=ro [/run/.containerenv]=ro [/run/podman-init]=ro
   [/sys]=ro [/proc/bus]=ro [/proc/fs]=ro [/proc/irq]=ro [/proc/sys]=ro [/proc/acpi]=ro
   [/sys/firmware]=ro [/sys/dev/block]=ro
-  [/sandbox-secrets/codex/auth.json]=ro
   [/proc]=rw [/dev]=rw [/dev/pts]=rw [/dev/shm]=rw [/dev/mqueue]=rw [/sys/fs/cgroup]=rw
   [/proc/keys]=rw [/proc/timer_list]=rw
-  [/tmp]=rw [/sandbox/home]=rw [/sandbox-report]=rw
+  [/tmp]=rw [/sandbox/home]=rw
   [/sandbox/workspaces/wt]=rw ["$GITDIR"]=rw ["$COMMON/main/.git"]=rw
 )
 declare -A SEEN=()
@@ -82,7 +81,7 @@ probe() { grep -qx "probe $1" <<<"$OUT"; }
 check "workspace is writable" probe "workspace writable"
 check "gitdir is writable" probe "gitdir writable"
 check "commondir is writable" probe "commondir writable"
-check "staged credential is read-only" probe "secret readonly"
+check "the credential is a 0600 copy in HOME, never a mount" probe "copy 600"
 check "the working dir is /sandbox/workspaces/wt" probe "pwd /sandbox/workspaces/wt"
 check "no other workspace is visible" probe "workspaces wt "
 check "no ~/.ssh, podman, docker or bus path is present" eval '! grep -q "^probe present" <<<"$OUT"'
