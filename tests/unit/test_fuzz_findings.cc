@@ -1,0 +1,68 @@
+// What the fuzz targets (fuzz/) found, each kept as a test, and a check that the quoting
+// target's shell model reads command lines the way /bin/sh does.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fuzz/posix_words.h"
+#include "launcher/error.h"
+#include "launcher/network.h"
+#include "launcher/quote.h"
+
+using namespace asbx;
+
+namespace {
+
+// /bin/sh's reading of a command line: each argument as [arg].
+std::string sh_reads(const std::string& line) {
+  FILE* p = ::popen(("/bin/sh -c " + shell_quote("printf '[%s]' " + line)).c_str(), "r");
+  std::string out;
+  char buf[256];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+void check_usage(const std::string& spec, const std::string& message) {
+  try {
+    parse_network(spec, "--network");
+    FAIL("accepted: " << spec);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(std::string(e.what()) == message);
+  }
+}
+
+}  // namespace
+
+// fuzz/network.cc: "ns:/runet/nnns/\x99..tx" passed, and the create body's JSON then threw
+// nlohmann's type_error (invalid UTF-8), an internal error at create time instead of a usage error.
+TEST_CASE("a network mode with bytes outside printable ASCII is a usage error that does not quote them") {
+  const std::string message =
+      "--network: the network mode must be printable ASCII; use none, ns:/run/netns/NAME, container:NAME or slirp4netns";
+  check_usage("ns:/runet/nnns/\x99..tx", message);
+  check_usage("ns:/run/netns/a b", message);
+  check_usage("ns:/run/netns/a\nb", message);
+  check_usage("container:x\x7f", message);
+  check_usage("\xff", message);
+}
+
+TEST_CASE("the fuzz target's shell model agrees with /bin/sh on quoted words") {
+  const std::vector<std::string> words = {"plain", "", " ", "it's", "$HOME", "`id`", "~root", "a\nb", "x=1", "{a,b}",
+                                          "*", "#c", "\\", "\"", "é", "--opt=~/x", "'\\''"};
+  auto model = fuzz::posix_words("sandbox-run " + shell_join(words));
+  REQUIRE(model.has_value());
+  std::string expected = "[sandbox-run]", modelled;
+  for (const auto& w : words) expected += "[" + w + "]";
+  for (const auto& w : *model) modelled += "[" + w + "]";
+  CHECK(modelled == expected);
+  CHECK(sh_reads("sandbox-run " + shell_join(words)) == expected);
+}
+
+TEST_CASE("the shell model refuses what a shell would expand or split") {
+  for (const char* line : {"a $HOME", "a `id`", "a *", "a ~root", "a #c", "a; b", "a | b", "a \"$x\"", "a 'open"})
+    CHECK_FALSE(fuzz::posix_words(line).has_value());
+  CHECK(*fuzz::posix_words("a 'b c' \"d\\\"e\" f\\ g") == std::vector<std::string>{"a", "b c", "d\"e", "f g"});
+}
