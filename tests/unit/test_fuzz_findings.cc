@@ -3,13 +3,17 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "fuzz/posix_words.h"
 #include "launcher/error.h"
+#include "launcher/fdio.h"
 #include "launcher/network.h"
 #include "launcher/quote.h"
+#include "launcher/status.h"
 
 using namespace asbx;
 
@@ -65,4 +69,21 @@ TEST_CASE("the shell model refuses what a shell would expand or split") {
   for (const char* line : {"a $HOME", "a `id`", "a *", "a ~root", "a #c", "a; b", "a | b", "a \"$x\"", "a 'open"})
     CHECK_FALSE(fuzz::posix_words(line).has_value());
   CHECK(*fuzz::posix_words("a 'b c' \"d\\\"e\" f\\ g") == std::vector<std::string>{"a", "b c", "d\"e", "f g"});
+}
+
+// Found next to the network finding: any caller-supplied bytes quoted in a message (a flag's
+// value, argv0) made the status record's dump throw, so no record, no ledger line and an abort.
+TEST_CASE("status records and ledger lines with non-UTF-8 bytes are still written, as valid JSON") {
+  char dir_template[] = "/tmp/asbx-status-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template, status = dir + "/status.json", ledger = dir + "/ledger.jsonl";
+  auto record = early_failure_record("s1", Error(ErrorKind::usage, "--memory: '\x99' is not a size"));
+  CHECK(write_status_file(status, record));
+  CHECK(append_ledger(ledger, record));
+  for (const auto& path : {status, ledger}) {
+    auto parsed = nlohmann::json::parse(*read_text_file(path));
+    CHECK(parsed["message"] == "--memory: '\xEF\xBF\xBD' is not a size");
+    CHECK(parsed["error_kind"] == "usage");
+  }
+  std::filesystem::remove_all(dir);
 }
