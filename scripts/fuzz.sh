@@ -29,16 +29,19 @@ targets() {
 
 # Runs one target; prints its line; returns non-zero when libFuzzer found something.
 run_target() {
-  local name=$1 work=$build/corpus/$1 log=$build/logs/$1.log rc=0
+  local name=$1 work=$build/corpus/$1 log=$build/logs/$1.log rc=0 TIMEFORMAT='%U %S'
   mkdir -p "$work" "$build/logs" "$build/crashes"
-  "$build/fuzz_$name" -max_total_time="$seconds" -timeout=25 -print_final_stats=1 \
-    -artifact_prefix="$build/crashes/$name-" "$work" "$ASBX_ROOT/fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
-  local execs cov
+  # CPU seconds next to wall seconds: on a shared machine execs per CPU second is the figure.
+  { time "$build/fuzz_$name" -max_total_time="$seconds" -timeout=25 -print_final_stats=1 \
+      -artifact_prefix="$build/crashes/$name-" "$work" "$ASBX_ROOT/fuzz/corpus/$name" >"$log" 2>&1; } \
+    2>"$build/logs/$name.cpu" || rc=$?
+  local execs cov cpu
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n1 | cut -d' ' -f2)
+  cpu=$(awk '{printf "%.0f", $1 + $2}' "$build/logs/$name.cpu")
   if [[ $rc -eq 0 ]]; then
-    printf '%-16s %12s execs in %ss  cov %s  corpus %s  ok\n' "$name" "${execs:-?}" "$seconds" "${cov:-?}" \
-      "$(find "$work" -type f | wc -l)"
+    printf '%-16s %12s execs in %ss (cpu %ss)  cov %s  corpus %s  ok\n' "$name" "${execs:-?}" "$seconds" "$cpu" \
+      "${cov:-?}" "$(find "$work" -type f | wc -l)"
   else
     printf '%-16s %12s execs  FAILED (exit %s): %s\n' "$name" "${execs:-?}" "$rc" \
       "$(grep -o "$build/crashes/$name-[^ ]*" "$log" | tail -n1)"

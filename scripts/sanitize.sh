@@ -19,7 +19,7 @@ export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:detect_stack_use_after_retur
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
 args=("$@")
 [[ ${#args[@]} -gt 0 ]] ||
-  args=(-R '^(unit|test_foundation|test_lifecycle|test_credentials|test_mounts|test_callers|test_hostile.*)$')
+  args=(-R '^(unit|test_foundation|test_lifecycle|test_credentials|test_mounts|test_callers|test_faults_local|test_hostile.*)$')
 rc=0
 ctest --test-dir "$build" --output-on-failure --timeout 1500 "${args[@]}" || rc=$?
 if compgen -G "$reports/*" >/dev/null; then

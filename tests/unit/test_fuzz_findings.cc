@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "fuzz/posix_words.h"
+#include "launcher/cgroup_counters.h"
 #include "launcher/error.h"
 #include "launcher/fdio.h"
 #include "launcher/network.h"
@@ -86,4 +88,20 @@ TEST_CASE("status records and ledger lines with non-UTF-8 bytes are still writte
     CHECK(parsed["error_kind"] == "usage");
   }
   std::filesystem::remove_all(dir);
+}
+
+// fuzz/cgroup_counters.cc with the seed corpus/cgroup_counters/huge: usage_usec * 1000 overflowed
+// int64 (undefined behaviour, UBSan: signed integer overflow). It saturates now.
+TEST_CASE("an absurd cpu.stat usage_usec saturates instead of overflowing") {
+  const CgroupLocation at{"v2", "/c", "/c", "/c"};
+  auto sample = [&](const std::string& usec) {
+    return sample_from(at, [&](const std::string& path) -> std::optional<std::string> {
+      if (path == "/c/cpu.stat") return "usage_usec " + usec + "\n";
+      return std::nullopt;
+    });
+  };
+  CHECK(sample("9223372036854775807").cpu_usage_ns == std::numeric_limits<std::int64_t>::max());
+  CHECK(sample("9223372036854776").cpu_usage_ns == std::numeric_limits<std::int64_t>::max());
+  CHECK(sample("9223372036854775").cpu_usage_ns == 9223372036854775000);
+  CHECK(sample("4000").cpu_usage_ns == 4000000);
 }
