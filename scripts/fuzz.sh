@@ -38,7 +38,7 @@ run_target() {
   local execs cov cpu
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n1 | cut -d' ' -f2)
-  cpu=$(awk '{printf "%.0f", $1 + $2}' "$build/logs/$name.cpu")
+  cpu=$(awk '{printf "%.1f", $1 + $2}' "$build/logs/$name.cpu")
   if [[ $rc -eq 0 ]]; then
     printf '%-16s %12s execs in %ss (cpu %ss)  cov %s  corpus %s  ok\n' "$name" "${execs:-?}" "$seconds" "$cpu" \
       "${cov:-?}" "$(find "$work" -type f | wc -l)"
