@@ -1,6 +1,7 @@
 #include "launcher/cgroup_counters.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 namespace asbx {
@@ -104,7 +105,9 @@ CgroupSample sample_from(const CgroupLocation& at, const ReadFile& read) {
   s.memory_peak = number(at.memory + "/memory.peak");
   s.pids_peak = number(at.pids + "/pids.peak");
   std::int64_t usec = keyed(at.cpu + "/cpu.stat", "usage_usec");
-  s.cpu_usage_ns = usec < 0 ? -1 : usec * 1000;
+  // Saturate rather than overflow (undefined behaviour) on an absurd reading.
+  constexpr std::int64_t kMaxUsec = std::numeric_limits<std::int64_t>::max() / 1000;
+  s.cpu_usage_ns = usec < 0 ? -1 : usec > kMaxUsec ? std::numeric_limits<std::int64_t>::max() : usec * 1000;
   return s;
 }
 

@@ -31,9 +31,18 @@ bool is_plain_absolute_path(const std::string& p) {
   return true;
 }
 
+bool is_printable_ascii(const std::string& s) {
+  for (unsigned char c : s)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
 }  // namespace
 
 NetworkMode parse_network(const std::string& spec, const std::string& origin) {
+  // Other bytes cannot travel intact in the create body's JSON, nor be quoted in a message.
+  if (!is_printable_ascii(spec))
+    throw Error(ErrorKind::usage, origin + ": the network mode must be printable ASCII; " + kAccepted);
   if (spec == "none" || spec == "slirp4netns") return {spec, ""};
   if (spec == "host")
     refuse(origin, spec, "is refused: it would give the agent the seat's own network stack; " + std::string(kAccepted));

@@ -41,6 +41,12 @@ bool mkdir_parents(const std::string& file) {
   return true;
 }
 
+// Messages and argv0 quote what the caller passed, which need not be UTF-8: such bytes become
+// U+FFFD rather than an exception that would lose the record (and the exit code with it).
+std::string as_text(const json& record, int indent) {
+  return record.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace
 
 json status_record(const LaunchPlan& plan, const SessionResult& r) {
@@ -80,7 +86,7 @@ json early_failure_record(const std::string& id, const Error& error) {
 bool write_status_file(const std::string& path, const json& record) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && write_all(fd, record.dump(2) + "\n") && ::fsync(fd) == 0;
+  bool ok = fd >= 0 && write_all(fd, as_text(record, 2) + "\n") && ::fsync(fd) == 0;
   if (fd >= 0) ::close(fd);
   ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
   if (!ok) {
@@ -93,7 +99,7 @@ bool write_status_file(const std::string& path, const json& record) {
 bool append_ledger(const std::string& path, const json& line) {
   mkdir_parents(path);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, line.dump() + "\n");
+  bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, as_text(line, -1) + "\n");
   if (!ok)
     std::fprintf(stderr, "agent-sandbox: warning: cannot append to ledger %s: %s\n", path.c_str(), std::strerror(errno));
   if (fd >= 0) ::close(fd);

@@ -7,7 +7,8 @@ set -euo pipefail
 PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git
           libcpp-httplib-dev libssh-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev doctest-dev
           podman runc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
-          debootstrap hyperfine openssh-client npm iproute2 python3-yaml)
+          debootstrap hyperfine openssh-client npm iproute2 python3-yaml
+          clang libclang-rt-dev llvm)  # fuzz/ (libFuzzer, sanitizer runtimes, llvm-symbolizer)
 
 install_packages() {
   local missing=()

@@ -3,11 +3,15 @@
 # real seat hosts and the real agent CLIs). Installs and starts what it needs.
 #   scripts/test.sh            everything
 #   scripts/test.sh -R REGEX   only the ctest tests matching REGEX (e.g. -R unit)
+#   scripts/test.sh --sanitize [ctest args]   the ASan+UBSan build's tests (scripts/sanitize.sh)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+sanitize=0
+if [[ ${1:-} == --sanitize ]]; then sanitize=1; shift; fi
 "$ASBX_ROOT/scripts/setup.sh"
 for prep in "$ASBX_ROOT"/scripts/test-prep.d/*.sh; do
   [ -e "$prep" ] && "$prep"
 done
 export ASBX_MUST_WORK=${ASBX_MUST_WORK:-1}
+[[ $sanitize -eq 0 ]] || exec "$ASBX_ROOT/scripts/sanitize.sh" "$@"
 ctest --test-dir "$ASBX_BUILD" --output-on-failure --timeout 1500 "$@"
