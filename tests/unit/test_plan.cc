@@ -81,6 +81,8 @@ TEST_CASE("the environment is an allowlist with a secret veto") {
   CHECK(is_secret_looking("my_api_key"));
   CHECK(is_secret_looking("DB_PASSWORD"));
   CHECK_FALSE(is_secret_looking("LANG"));
+  CHECK(is_secret_looking("caf\xc3\xa9_token"));  // bytes above 0x7f are left as they are
+  CHECK_FALSE(is_secret_looking("caf\xc3\xa9"));
   auto env = container_env({{"MY_TOKEN", "x"}}, {"MY_TOKEN"});  // the veto wins over the allowlist
   CHECK(env.size() == 3);
 }
