@@ -12,6 +12,7 @@
 #include "credtable/credential.h"
 #include "launcher/error.h"
 #include "launcher/fdio.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -26,8 +27,9 @@ void make_dir(const std::string& dir, bool exclusive) {
 }
 
 void make_parents(const std::string& path) {
-  for (auto at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1))
-    make_dir(path.substr(0, at), false);
+  std::string part;
+  if (!make_dirs(path.substr(0, path.rfind('/') + 1), &part))
+    throw Error(ErrorKind::internal, "cannot create session dir '" + part + "': " + std::strerror(errno));
 }
 
 // The host original is only read: O_NOATIME where permitted, so even its atime stays.

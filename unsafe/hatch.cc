@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "launcher/error.h"
+#include "launcher/util.h"
 
 extern char** environ;
 
@@ -80,10 +81,7 @@ HatchFacts current_facts(const HatchOptions& opts) {
   HatchFacts f;
   f.stdin_tty = ::isatty(0);
   f.stdout_tty = ::isatty(1);
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
-    if (auto eq = kv.find('='); eq != std::string::npos) f.environ[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  f.environ = environ_map(environ);
   // Readable by root only; an ordinary user's hatch relies on the files and its own environment.
   std::ifstream pid1(join_root(opts.root, "/proc/1/environ"), std::ios::binary);
   if (pid1) f.pid1_environ = parse_environ_block(std::string(std::istreambuf_iterator<char>(pid1), {}));
