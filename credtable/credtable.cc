@@ -79,10 +79,14 @@ CredTable parse_credtable(const std::string& text, const std::string& path) {
 }
 
 std::string credtable_path(const SeatConfig& seat) {
+  return credtable_path(seat, ASBX_CREDTABLE_INSTALLED, std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml");
+}
+
+std::string credtable_path(const SeatConfig& seat, const std::string& installed, const std::string& source_tree) {
   if (!seat.credtable.empty()) return seat.credtable;
   struct stat st{};
-  if (::stat(ASBX_CREDTABLE_INSTALLED, &st) == 0) return ASBX_CREDTABLE_INSTALLED;
-  return std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml";
+  if (::stat(installed.c_str(), &st) == 0) return installed;
+  return source_tree;
 }
 
 CredTable load_credtable(const std::string& path) {
