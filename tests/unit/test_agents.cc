@@ -67,6 +67,7 @@ TEST_CASE("refused network modes are usage errors naming the flag") {
                              .c_str(), Error);
   try {
     plan_for(with_network("host"));
+    FAIL("accepted host");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::usage);
   }
