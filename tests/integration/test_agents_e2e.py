@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from harness import CODES, ROOT, SeatTest, unavailable
+from harness import ROOT, SeatTest, unavailable
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
 from netns_mock import MockInNetns  # noqa: E402
@@ -223,8 +223,9 @@ class NetworkNamespace(AgentSeat):
     def test_a_missing_namespace_fails_to_create(self):
         proc, record = self.seat.status("--id", "agents-netmissing", "--network", "ns:/run/netns/agents-absent-ns",
                                         "--", "true")
-        self.assertEqual(proc.returncode, CODES["create_failed"], proc.stderr)
-        self.assertEqual(record["error_kind"], "create_failed")
+        self.assertLauncherError(proc, record, "create_failed",
+                                 "podman refused to create the container (500): cannot find specified network "
+                                 "namespace path: stat /run/netns/agents-absent-ns: no such file or directory")
         self.assertNoContainer("agents-netmissing")
 
 

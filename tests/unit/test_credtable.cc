@@ -127,7 +127,8 @@ TEST_CASE("credtable errors name file:line") {
                                     "[[runtime]]\nname = \"x\"\nsource = \"/a\"\ndestination = \"a\"\n", "t.toml"),
                     "t.toml: runtime 'x' appears twice");
   CHECK_THROWS_WITH(find_row(shipped(), "gemini"),
-                    doctest::Contains("--runtime: unknown runtime 'gemini' ("));
+                    ("--runtime: unknown runtime 'gemini' (" + std::string(ASBX_SOURCE_DIR) +
+                     "/credtable/credtable.toml has: codex, claude, cursor-agent)").c_str());
 }
 
 TEST_CASE("the lookup order: seat config, installed table, source tree") {
