@@ -9,15 +9,14 @@
 #include "credtable/env_policy.h"
 #include "credtable/inner_sandbox.h"
 #include "launcher/error.h"
+#include "launcher/util.h"
 #include "mounts/workspace.h"
 
 namespace asbx {
 namespace {
 
 void validate_account(const std::string& account) {
-  bool ok = !account.empty() && account.size() <= 64 && std::isalnum(static_cast<unsigned char>(account[0]));
-  for (char c : account) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
-  if (!ok)
+  if (!is_plain_name(account, 64))
     throw Error(ErrorKind::usage, "--account: '" + account +
                                       "' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit");
 }

@@ -7,6 +7,7 @@
 #include "launcher/fdio.h"
 #include "launcher/error.h"
 #include "launcher/toml_util.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -78,10 +79,14 @@ CredTable parse_credtable(const std::string& text, const std::string& path) {
 }
 
 std::string credtable_path(const SeatConfig& seat) {
+  return credtable_path(seat, ASBX_CREDTABLE_INSTALLED, std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml");
+}
+
+std::string credtable_path(const SeatConfig& seat, const std::string& installed, const std::string& source_tree) {
   if (!seat.credtable.empty()) return seat.credtable;
   struct stat st{};
-  if (::stat(ASBX_CREDTABLE_INSTALLED, &st) == 0) return ASBX_CREDTABLE_INSTALLED;
-  return std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml";
+  if (::stat(installed.c_str(), &st) == 0) return installed;
+  return source_tree;
 }
 
 CredTable load_credtable(const std::string& path) {
@@ -91,19 +96,18 @@ CredTable load_credtable(const std::string& path) {
 }
 
 const CredRow& find_row(const CredTable& table, const std::string& name) {
-  std::string known;
+  std::vector<std::string> known;
   for (const auto& row : table.rows) {
     if (row.name == name) return row;
-    known += (known.empty() ? "" : ", ") + row.name;
+    known.push_back(row.name);
   }
-  throw Error(ErrorKind::usage, "--runtime: unknown runtime '" + name + "' (" + table.path + " has: " + known + ")");
+  throw Error(ErrorKind::usage, "--runtime: unknown runtime '" + name + "' (" + table.path + " has: " + join(known) + ")");
 }
 
 std::string expand_template(const std::string& tmpl, const UserFacts& user, const std::string& account) {
-  std::string config = !user.xdg_config_home.empty() ? user.xdg_config_home : user.home + "/.config";
   std::string out = tmpl;
   if (out.rfind("~/", 0) == 0) out = user.home + out.substr(1);
-  if (out.rfind("{config}/", 0) == 0) out = config + out.substr(8);
+  if (out.rfind("{config}/", 0) == 0) out = config_base(user) + out.substr(8);
   for (auto at = out.find("{account}"); at != std::string::npos; at = out.find("{account}", at + account.size()))
     out.replace(at, 9, account);
   return out;

@@ -33,6 +33,8 @@ CredTable parse_credtable(const std::string& text, const std::string& path);
 // (ASBX_CREDTABLE_INSTALLED), then the source tree's credtable/credtable.toml. No
 // environment variable takes part.
 std::string credtable_path(const SeatConfig& seat);
+// The same order with the installed and source-tree paths given (tests).
+std::string credtable_path(const SeatConfig& seat, const std::string& installed, const std::string& source_tree);
 CredTable load_credtable(const std::string& path);
 // Throws Error(usage) naming the known rows.
 const CredRow& find_row(const CredTable& table, const std::string& name);

@@ -1,6 +1,7 @@
 #include "credtable/env_policy.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace asbx {
 namespace {
@@ -20,7 +21,9 @@ bool passes_allowlist(const std::string& name, const std::vector<std::string>& e
 
 bool is_secret_looking(const std::string& raw) {
   std::string name = raw;
-  std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+  // toupper takes an unsigned char's value: a plain char above 0x7f would be negative (UB).
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   static const std::vector<std::string> tails = {"_TOKEN", "_KEY", "_SECRET", "_PASSWORD", "_PASSWD",
                                                  "_CREDENTIALS", "_AUTH", "_COOKIE", "_PASS"};
   for (const auto& tail : tails)

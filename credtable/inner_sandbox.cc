@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "launcher/error.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -38,10 +39,9 @@ std::string inner_sandbox_state(const CredRow& row, const std::vector<std::strin
   for (const auto& form : row.inner_sandbox_off)
     if (argv_has(argv, form)) return "off: " + form;
   if (informational(argv)) return "n/a: informational";
-  std::string forms;
-  for (const auto& form : row.inner_sandbox_off) forms += (forms.empty() ? "'" : " or '") + form + "'";
   throw Error(ErrorKind::usage, "--runtime " + row.name + ": " + row.inner_sandbox_why +
-                                    "; the container is the sandbox: add " + forms + " to the command");
+                                    "; the container is the sandbox: add '" + join(row.inner_sandbox_off, "' or '") +
+                                    "' to the command");
 }
 
 }  // namespace asbx

@@ -9,6 +9,7 @@
 #include "launcher/network.h"
 #include "launcher/request.h"
 #include "launcher/units.h"
+#include "launcher/util.h"
 #include "mounts/git.h"
 #include "mounts/workspace.h"
 
@@ -66,11 +67,7 @@ SessionFacts current_session_facts() {
   f.pid = ::getpid();
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   std::getline(boot, f.boot_id);
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) f.environ[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  f.environ = environ_map(environ);
   return f;
 }
 
@@ -82,9 +79,7 @@ std::string new_session_id(std::int64_t now_unix) {
 }
 
 void validate_session_id(const std::string& id) {
-  bool ok = !id.empty() && id.size() <= 64 && std::isalnum(static_cast<unsigned char>(id[0]));
-  for (char c : id) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
-  if (!ok)
+  if (!is_plain_name(id, 64))
     throw Error(ErrorKind::usage, "--id: '" + id + "' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit");
 }
 

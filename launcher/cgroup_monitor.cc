@@ -25,10 +25,11 @@ std::optional<std::string> read_small_file(const std::string& path) {
 CgroupMonitor::~CgroupMonitor() { stop(); }
 
 std::string CgroupMonitor::start(long pid, const std::string& container_id) {
-  auto proc = read_small_file("/proc/" + std::to_string(pid) + "/cgroup");
-  if (!proc) return "cannot read /proc/" + std::to_string(pid) + "/cgroup";
+  std::string proc_file = proc_ + "/" + std::to_string(pid) + "/cgroup";
+  auto proc = read_small_file(proc_file);
+  if (!proc) return "cannot read " + proc_file;
   CgroupLocation at = locate_cgroup(*proc, root_);
-  if (at.version.empty()) return "cannot find the container's cgroup in /proc/" + std::to_string(pid) + "/cgroup";
+  if (at.version.empty()) return "cannot find the container's cgroup in " + proc_file;
   if (at.memory.find(container_id) == std::string::npos)
     return "the container has no cgroup of its own (it runs in " + at.memory + ")";
   at_ = at;

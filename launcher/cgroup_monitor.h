@@ -19,7 +19,10 @@ std::optional<std::string> read_small_file(const std::string& path);
 
 class CgroupMonitor {
  public:
-  explicit CgroupMonitor(std::string root = "/sys/fs/cgroup") : root_(std::move(root)) {}
+  // `root`: where the cgroup hierarchies are mounted; `proc`: where /proc/<pid>/cgroup is
+  // read. Tests point both at a copy of a v1 or a v2 fixture, whatever this host runs.
+  explicit CgroupMonitor(std::string root = "/sys/fs/cgroup", std::string proc = "/proc")
+      : root_(std::move(root)), proc_(std::move(proc)) {}
   ~CgroupMonitor();
   CgroupMonitor(const CgroupMonitor&) = delete;
   CgroupMonitor& operator=(const CgroupMonitor&) = delete;
@@ -39,6 +42,7 @@ class CgroupMonitor {
   void on_wake();
 
   std::string root_;
+  std::string proc_;
   CgroupLocation at_;
   std::thread thread_;
   int stop_pipe_[2] = {-1, -1};

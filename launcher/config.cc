@@ -11,6 +11,7 @@
 #include "launcher/network.h"
 #include "launcher/toml_util.h"
 #include "launcher/units.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -67,8 +68,7 @@ UserFacts current_user_facts() {
 }
 
 std::string default_seat_config_path(const UserFacts& user) {
-  std::string base = !user.xdg_config_home.empty() ? user.xdg_config_home : user.home + "/.config";
-  return base + "/agent-sandbox/seat.toml";
+  return config_base(user) + "/agent-sandbox/seat.toml";
 }
 
 std::string expand_home(const std::string& path, const UserFacts& user) {

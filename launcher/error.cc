@@ -2,9 +2,11 @@
 
 namespace asbx {
 
-// The one table. Launcher codes live in 200-223: clear of 0-2, of 126/127 and of
-// 128+N for the common signals, so an agent's own code is rarely mistaken for ours;
-// the status record's error_kind removes the remaining doubt.
+// The one table. Launcher codes are taken from the block 200-223 reserved for them
+// (docs/EXIT-CODES.md; test_errors.cc keeps every row inside it, not every code of it is
+// used): clear of 0-2, of 126/127 and of 128+N for the signals (N <= 64), so an agent's
+// own code is rarely mistaken for ours; the status record's error_kind removes the
+// remaining doubt.
 const std::vector<ExitCodeRow>& exit_code_table() {
   static const std::vector<ExitCodeRow> table = {
       {ErrorKind::usage, 200, "usage", "bad command line: unknown flag, bad value, missing command"},

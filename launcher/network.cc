@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "launcher/error.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -14,9 +15,7 @@ const char* const kAccepted = "use none, ns:/run/netns/NAME, container:NAME or s
 }
 
 bool is_name(const std::string& s) {
-  bool ok = !s.empty() && s.size() <= 128 && std::isalnum(static_cast<unsigned char>(s[0]));
-  for (char c : s) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
-  return ok;
+  return is_plain_name(s, 128);
 }
 
 // A namespace path is taken literally: absolute, no "." or ".." components, no empty ones.

@@ -1,6 +1,6 @@
 // The session's network mode: which network namespace the container gets. Pure.
 //
-// Accepted values, from least to most reach (docs/NETWORK.md):
+// Accepted values, from least to most reach (docs/AGENTS.md, "Network"):
 //   none            loopback only, nothing else (the default)
 //   ns:PATH         join an existing network namespace, e.g. /run/netns/NAME that the seat's
 //                   admin set up with exactly the route to the model endpoint

@@ -19,20 +19,9 @@ std::string api_message(const std::string& body) {
   return trimmed;
 }
 
-std::string url_escape(const std::string& text) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
+// cpp-httplib's query-value encoder also fits a path segment: everything but letters,
+// digits and -_.!~*'() is percent-encoded, so an image name's '/' and ':' stay in their segment.
+std::string url_escape(const std::string& text) { return httplib::detail::encode_query_param(text); }
 
 PodmanApi::PodmanApi(std::string socket) : socket_(std::move(socket)) {
   client_ = std::make_unique<httplib::Client>(socket_);

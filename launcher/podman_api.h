@@ -44,7 +44,7 @@ class PodmanApi {
 
 // The API's error message from a JSON error body, or the raw body.
 std::string api_message(const std::string& body);
-// Path-segment escaping for names like localhost/image:tag.
+// Percent-encoding of one path segment (localhost/image:tag) or one query value.
 std::string url_escape(const std::string& text);
 
 }  // namespace asbx

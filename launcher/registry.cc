@@ -7,6 +7,7 @@
 
 #include "launcher/error.h"
 #include "launcher/toml_util.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -55,8 +56,7 @@ bool SeatHost::has_role(const std::string& role) const {
 }
 
 std::string default_registry_path(const UserFacts& user) {
-  std::string base = !user.xdg_config_home.empty() ? user.xdg_config_home : user.home + "/.config";
-  return base + "/agent-sandbox/registry.toml";
+  return config_base(user) + "/agent-sandbox/registry.toml";
 }
 
 Registry parse_registry(const std::string& text, const std::string& path) {

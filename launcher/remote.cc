@@ -10,6 +10,7 @@
 #include "launcher/ssh_exec.h"
 #include "launcher/status.h"
 #include "launcher/terminal.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -28,12 +29,6 @@ void add(std::vector<std::string>& a, const char* flag, const std::optional<T>& 
   } else {
     if (value) a.insert(a.end(), {flag, std::to_string(*value)});
   }
-}
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
-  return out;
 }
 
 // Where the caller's own ledger line goes: --ledger, else the caller's seat config default.
@@ -70,7 +65,7 @@ struct Dispatch {
       if (auto code = attempt(*conn)) return *code;
       tried.push_back(host.name + " full");
     }
-    throw Error(ErrorKind::no_seat, "no agent-seat host was reachable with free capacity: tried " + join(tried) +
+    throw Error(ErrorKind::no_seat, "no agent-seat host was reachable with free capacity: tried " + join(tried, "; ") +
                                         " (registry " + (opts.registry) + ")");
   }
 

@@ -8,23 +8,21 @@
 #include <unistd.h>
 
 #include "launcher/error.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
 
-void make_dirs(const std::string& dir) {
-  for (std::size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
-    std::string part = dir.substr(0, at);
-    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
-      throw Error(ErrorKind::internal, "cannot create slot directory " + part + ": " + std::strerror(errno));
-    if (at == std::string::npos) return;
-  }
+void make_slot_dir(const std::string& dir) {
+  std::string part;
+  if (!make_dirs(dir, &part))
+    throw Error(ErrorKind::internal, "cannot create slot directory " + part + ": " + std::strerror(errno));
 }
 
 }  // namespace
 
 SlotClaim::SlotClaim(const std::string& dir, int slots) {
-  make_dirs(dir);
+  make_slot_dir(dir);
   for (int i = 0; i < slots; ++i) {
     std::string file = dir + "/" + std::to_string(i) + ".lock";
     int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -10,6 +10,7 @@
 
 #include "launcher/fdio.h"
 #include "launcher/units.h"
+#include "launcher/util.h"
 
 namespace asbx {
 namespace {
@@ -31,14 +32,6 @@ json counters_json(const KillCounters& c) {
   return {{"cgroup_version", or_null(c.cgroup_version)}, {"oom_killed", c.oom_killed}, {"oom_kills", c.oom_kills},
           {"pids_refused", c.pids_refused},          {"memory_peak_bytes", opt(c.memory_peak_bytes)},
           {"pids_peak", opt(c.pids_peak)},           {"cpu_usage_ns", opt(c.cpu_usage_ns)}};
-}
-
-bool mkdir_parents(const std::string& file) {
-  for (std::size_t at = file.find('/', 1); at != std::string::npos; at = file.find('/', at + 1)) {
-    std::string dir = file.substr(0, at);
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
-  }
-  return true;
 }
 
 // Messages and argv0 quote what the caller passed, which need not be UTF-8: such bytes become
@@ -97,7 +90,7 @@ bool write_status_file(const std::string& path, const json& record) {
 }
 
 bool append_ledger(const std::string& path, const json& line) {
-  mkdir_parents(path);
+  make_dirs(path.substr(0, path.rfind('/') + 1));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, as_text(line, -1) + "\n");
   if (!ok)

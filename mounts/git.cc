@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "launcher/error.h"
+#include "launcher/util.h"
 #include "mounts/workspace.h"
 
 namespace asbx {
@@ -32,9 +33,7 @@ std::string first_line(const std::string& path) {
 }
 
 std::string roots_text(const std::vector<std::string>& roots) {
-  std::string out;
-  for (const auto& r : roots) out += (out.empty() ? "" : ", ") + r;
-  return out.empty() ? "none configured" : out;
+  return roots.empty() ? "none configured" : join(roots);
 }
 
 // realpath, a directory, under a permitted root (or inside the workspace), not reserved.

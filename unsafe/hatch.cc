@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "launcher/error.h"
+#include "launcher/util.h"
 
 extern char** environ;
 
@@ -36,8 +37,8 @@ std::string join_root(const std::string& root, const std::string& path) {
 }
 
 // systemd's own check (sd_booted): the directory exists only while systemd is PID 1.
-void require_systemd(bool user_manager) {
-  if (!exists("/run/systemd/system"))
+void require_systemd(bool user_manager, const HatchOptions& opts) {
+  if (!exists(join_root(opts.root, "/run/systemd/system")))
     throw Error(ErrorKind::systemd_run_failed,
                 "systemd is not running on this host (no /run/systemd/system): cannot start a scope in unsafe.slice");
   if (!user_manager) return;
@@ -66,7 +67,7 @@ void start(const std::vector<std::string>& command, const HatchOptions& opts) {
   if (command.empty()) throw Error(ErrorKind::usage, "no command given: use agent-sandbox-unsafe [--] COMMAND [ARG...]");
   if (auto why = refusal_reason(current_facts(opts))) throw Error(ErrorKind::unsafe_refused, "refused: " + *why);
   bool user_manager = ::getuid() != 0;
-  require_systemd(user_manager);
+  require_systemd(user_manager, opts);
   auto argv = systemd_run_argv(find_systemd_run(), user_manager, ::getpid(), command);
   ::setenv(kUnsafeSessionMarker, "1", 1);
   std::fprintf(stderr, "%s: running '%s' ON THIS HOST, not sandboxed, in scope agent-sandbox-unsafe-%ld (unsafe.slice)\n",
@@ -80,10 +81,7 @@ HatchFacts current_facts(const HatchOptions& opts) {
   HatchFacts f;
   f.stdin_tty = ::isatty(0);
   f.stdout_tty = ::isatty(1);
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
-    if (auto eq = kv.find('='); eq != std::string::npos) f.environ[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  f.environ = environ_map(environ);
   // Readable by root only; an ordinary user's hatch relies on the files and its own environment.
   std::ifstream pid1(join_root(opts.root, "/proc/1/environ"), std::ios::binary);
   if (pid1) f.pid1_environ = parse_environ_block(std::string(std::istreambuf_iterator<char>(pid1), {}));

@@ -11,7 +11,7 @@
 namespace asbx::unsafe {
 
 struct HatchOptions {
-  std::string root = "/";  // where kContainerFiles are looked for; only the test build changes it
+  std::string root = "/";  // where kContainerFiles and /run/systemd/system are looked for; only the test build changes it
 };
 
 HatchFacts current_facts(const HatchOptions& opts);

@@ -1,7 +1,7 @@
 // Test build only (never installed): agent-sandbox-unsafe with its container-marker files
-// looked up under `--test-root DIR`, so the refusal paths and the systemd-run path can be
-// exercised on machines that are themselves containers (the VM, the seat hosts). A flag of
-// a separate executable, never an environment variable of the real one.
+// and /run/systemd/system looked up under `--test-root DIR`, so the refusal paths and the
+// systemd check can be exercised on any machine, itself a container or not, with systemd
+// or without. A flag of a separate executable, never an environment variable of the real one.
 #include <cstdio>
 #include <cstring>
 

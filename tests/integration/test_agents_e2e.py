@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from harness import CODES, ROOT, SeatTest, unavailable
+from harness import ROOT, SeatTest, unavailable
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
 from netns_mock import MockInNetns  # noqa: E402
@@ -115,46 +115,49 @@ class AgentSeat(SeatTest):
         return proc, record
 
 
-class CodexEndToEnd(AgentSeat):
-    def test_codex_edits_and_commits_in_the_linked_worktree(self):
-        session = "agents-e2e-codex-%d" % os.getpid()
-        worktree = self.linked_worktree("wt-codex")
-        auth = self.fake_credential("codex-auth.json", {"auth_mode": "apikey", "OPENAI_API_KEY": "sk-mock-agents-e2e"})
-        before = auth.read_bytes()
-        mock = self.netns("codex", "echo hello-from-codex > note.txt && git add note.txt && "
-                          "git -c user.email=agent@sandbox -c user.name=agent commit -q -m 'note from codex'",
-                          final="Committed note.txt.")
-        proc, record = self.run_agent(session, "codex", auth, mock, worktree, codex_argv(mock, "Add note.txt and commit it."))
-        self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
-        self.assertEqual(proc.stdout, b"Committed note.txt.\n")
-        self.assertCommitted(worktree, "note from codex", "note.txt", "hello-from-codex\n")
-        self.assertTwoTurns(mock, "responses")
-        self.assertAgentRecord(record, session, "codex", "off: " + CODEX_BYPASS, mock.network)
-        self.assertEqual(auth.read_bytes(), before)
+def claude_oauth():
+    return {"claudeAiOauth": {"accessToken": "sk-ant-oat01-mock-agents-e2e", "refreshToken": "sk-ant-ort01-mock",
+                              "expiresAt": int(time.time() * 1000) + 365 * 86400 * 1000,
+                              "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}
 
 
-class ClaudeEndToEnd(AgentSeat):
-    def test_claude_edits_and_commits_in_the_linked_worktree(self):
-        session = "agents-e2e-claude-%d" % os.getpid()
-        worktree = self.linked_worktree("wt-claude")
-        oauth = {"claudeAiOauth": {"accessToken": "sk-ant-oat01-mock-agents-e2e", "refreshToken": "sk-ant-ort01-mock",
-                                   "expiresAt": int(time.time() * 1000) + 365 * 86400 * 1000,
-                                   "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}
-        creds = self.fake_credential("claude-credentials.json", oauth)
-        before = creds.read_bytes()
-        mock = self.netns("claude", "echo hello-from-claude > note.txt && git add note.txt && "
-                          "git -c user.email=agent@sandbox -c user.name=agent commit -q -m 'note from claude'",
+# One row per CLI: its fake credential, how it is told where the mock is, the API it speaks, and
+# the argv form that turns its own sandbox off.
+E2E_ROWS = [
+    dict(runtime="codex", credential="codex-auth.json",
+         content=lambda: {"auth_mode": "apikey", "OPENAI_API_KEY": "sk-mock-agents-e2e"},
+         env=lambda mock: {}, argv=codex_argv, api="responses", bypass=CODEX_BYPASS),
+    dict(runtime="claude", credential="claude-credentials.json", content=claude_oauth,
+         env=lambda mock: dict(ANTHROPIC_BASE_URL=mock.base_url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+                               DISABLE_AUTOUPDATER="1"),
+         argv=lambda mock, prompt: claude_argv(prompt), api="messages", bypass=CLAUDE_BYPASS),
+]
+
+
+class EndToEnd(AgentSeat):
+    def test_each_cli_edits_and_commits_in_the_linked_worktree(self):
+        for row in E2E_ROWS:
+            with self.subTest(runtime=row["runtime"]):
+                self.edit_and_commit(row)
+
+    def edit_and_commit(self, row):
+        name = row["runtime"]
+        session = "agents-e2e-%s-%d" % (name, os.getpid())
+        worktree = self.linked_worktree("wt-" + name)
+        credential = self.fake_credential(row["credential"], row["content"]())
+        before = credential.read_bytes()
+        mock = self.netns(name, "echo hello-from-%s > note.txt && git add note.txt && "
+                          "git -c user.email=agent@sandbox -c user.name=agent commit -q -m 'note from %s'" % (name, name),
                           final="Committed note.txt.")
-        env = self.seat.env(ANTHROPIC_BASE_URL=mock.base_url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                            DISABLE_AUTOUPDATER="1")
-        proc, record = self.run_agent(session, "claude", creds, mock, worktree,
-                                      claude_argv("Add note.txt and commit it."), env=env)
+        env = self.seat.env(**row["env"](mock))
+        proc, record = self.run_agent(session, name, credential, mock, worktree,
+                                      row["argv"](mock, "Add note.txt and commit it."), env=env)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
         self.assertEqual(proc.stdout, b"Committed note.txt.\n")
-        self.assertCommitted(worktree, "note from claude", "note.txt", "hello-from-claude\n")
-        self.assertTwoTurns(mock, "messages")
-        self.assertAgentRecord(record, session, "claude", "off: " + CLAUDE_BYPASS, mock.network)
-        self.assertEqual(creds.read_bytes(), before)
+        self.assertCommitted(worktree, "note from " + name, "note.txt", "hello-from-%s\n" % name)
+        self.assertTwoTurns(mock, row["api"])
+        self.assertAgentRecord(record, session, name, "off: " + row["bypass"], mock.network)
+        self.assertEqual(credential.read_bytes(), before)
 
 
 class NoEditIsAFailure(AgentSeat):
@@ -220,8 +223,9 @@ class NetworkNamespace(AgentSeat):
     def test_a_missing_namespace_fails_to_create(self):
         proc, record = self.seat.status("--id", "agents-netmissing", "--network", "ns:/run/netns/agents-absent-ns",
                                         "--", "true")
-        self.assertEqual(proc.returncode, CODES["create_failed"], proc.stderr)
-        self.assertEqual(record["error_kind"], "create_failed")
+        self.assertLauncherError(proc, record, "create_failed",
+                                 "podman refused to create the container (500): cannot find specified network "
+                                 "namespace path: stat /run/netns/agents-absent-ns: no such file or directory")
         self.assertNoContainer("agents-netmissing")
 
 

@@ -6,9 +6,10 @@ import shutil
 import subprocess
 import threading
 import time
+import tomllib
 import unittest
 
-from harness import CODES, LAUNCHER, Seat, SeatTest, podman, readable_copies, session_containers, sha256, unavailable
+from harness import CODES, LAUNCHER, ROOT, Seat, SeatTest, podman, readable_copies, session_containers, sha256, unavailable
 from test_rootless import USER, rootless_socket
 
 MARKER = "asbx-credmounts-MARKER-7f3c9e"  # the "secret": must appear nowhere outside the copy
@@ -106,9 +107,12 @@ class Unresolved(CredentialTest):
         self.assertNothingCreated("credmounts-dir")
 
     def test_unknown_runtime_is_a_usage_error(self):
-        proc, record = self.run_cred("--runtime", "gemini", "--", "true")
-        self.assertEqual(proc.returncode, CODES["usage"])
-        self.assertTrue(record["message"].startswith("--runtime: unknown runtime 'gemini' ("), record["message"])
+        table = ROOT / "credtable" / "credtable.toml"
+        self.seat.write(self.seat.config_file.read_text() + f'credtable = "{table}"\n')
+        names = ", ".join(row["name"] for row in tomllib.loads(table.read_text())["runtime"])
+        proc, record = self.run_cred("--id", "credmounts-gemini", "--runtime", "gemini", "--", "true")
+        self.assertLauncherError(proc, record, "usage", f"--runtime: unknown runtime 'gemini' ({table} has: {names})")
+        self.assertNothingCreated("credmounts-gemini")
 
 
 class Hygiene(CredentialTest):

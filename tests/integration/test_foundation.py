@@ -134,9 +134,9 @@ class FailClosed(SeatTest):
     def test_create_refused(self):
         proc, record = self.seat.status("--id", "fc-create", "--network", "ns:/run/netns/fc-absent-namespace", "--",
                                         "true")  # valid syntax (docs/AGENTS.md), refused by podman
-        self.assertEqual(proc.returncode, CODES["create_failed"])
-        self.assertEqual(record["error_kind"], "create_failed")
-        self.assertTrue(record["message"].startswith("podman refused to create the container (500): "))
+        self.assertLauncherError(proc, record, "create_failed",
+                                 "podman refused to create the container (500): cannot find specified network "
+                                 "namespace path: stat /run/netns/fc-absent-namespace: no such file or directory")
         self.assertNoContainer("fc-create")
 
     def test_duplicate_session_id_is_refused(self):

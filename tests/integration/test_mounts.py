@@ -49,10 +49,15 @@ class WorkspaceEscapes(SeatTest):
         ]
 
     def test_escape_corpus(self):
+        # With a credential to stage, an accepted workspace would get a session dir under run/:
+        # none may appear, because the refusal comes before anything is made.
+        credential = self.seat.dir / "auth.json"
+        credential.write_text("{}")
         for i, (case, path, why) in enumerate(self.corpus()):
             with self.subTest(case=case):
                 sid = f"credmounts-esc{i}"
-                proc, record = self.seat.status("--id", sid, "--workspace", path, "--", "true")
+                proc, record = self.seat.status("--id", sid, "--runtime", "codex", "--credential", str(credential),
+                                                "--workspace", path, "--", "true")
                 self.assertLauncherError(proc, record, "workspace_rejected", f"workspace '{path}' {why}")
                 self.assertNoContainer(sid)
                 self.assertFalse((self.seat.dir / "run").exists())

@@ -67,6 +67,7 @@ TEST_CASE("refused network modes are usage errors naming the flag") {
                              .c_str(), Error);
   try {
     plan_for(with_network("host"));
+    FAIL("accepted host");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::usage);
   }
@@ -106,7 +107,10 @@ TEST_CASE("the inner sandbox must be turned off by the user's own argv") {
                        "'--dangerously-bypass-approvals-and-sandbox' or '--sandbox danger-full-access' or "
                        "'-s danger-full-access' to the command", Error);
   // A prompt after "--" is not a flag.
-  CHECK_THROWS_AS(inner_sandbox_state(claude, {"claude", "-p", "--", "--dangerously-skip-permissions"}), Error);
+  CHECK_THROWS_WITH_AS(inner_sandbox_state(claude, {"claude", "-p", "--", "--dangerously-skip-permissions"}),
+                       "--runtime claude: claude would stop at a permission prompt for every tool call inside the "
+                       "container; the container is the sandbox: add '--dangerously-skip-permissions' or "
+                       "'--permission-mode bypassPermissions' to the command", Error);
 }
 
 TEST_CASE("a row with inner_sandbox_off needs its reason") {

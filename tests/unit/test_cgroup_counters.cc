@@ -116,51 +116,65 @@ TEST_CASE("cause precedence: the launcher's kill (timeout or signal, whichever c
 
 namespace {
 
-// A fake v1 cgroup tree for this very process, so the monitor can be started on getpid().
-struct FakeCgroupRoot {
-  std::string root;
-  std::string memory, pids;
-  FakeCgroupRoot() {
+// A copy of one version's fixture tree plus a /proc/<pid>/cgroup that points into it: the
+// monitor runs the same against a v1 and a v2 layout, whatever this host runs.
+struct FakeCgroupHost {
+  static constexpr long kPid = 4242;
+  std::string version;
+  std::filesystem::path dir;
+  CgroupLocation at;
+  explicit FakeCgroupHost(const std::string& v) : version(v) {
     char tmpl[] = "/tmp/asbx-cgroup-test.XXXXXX";
-    root = ::mkdtemp(tmpl);
-    auto at = locate_cgroup(*read_small_file("/proc/self/cgroup"), root);
-    memory = at.memory;
-    pids = at.pids;
-    std::filesystem::create_directories(memory);
-    std::filesystem::create_directories(pids);
-    std::filesystem::create_directories(at.cpu);
-    write(memory + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
-    write(memory + "/memory.max_usage_in_bytes", "1000\n");
-    write(pids + "/pids.events", "max 0\n");
-    write(pids + "/pids.current", "1\n");
+    dir = ::mkdtemp(tmpl);
+    std::filesystem::copy(kFixtures + "/cgroup-" + v, dir / "cgroup", std::filesystem::copy_options::recursive);
+    std::filesystem::create_directories(dir / "proc" / std::to_string(kPid));
+    std::filesystem::copy_file(kFixtures + "/proc-cgroup-" + v, dir / "proc" / std::to_string(kPid) / "cgroup");
+    at = locate_cgroup(*read_small_file(kFixtures + "/proc-cgroup-" + v), root());
   }
-  ~FakeCgroupRoot() { std::filesystem::remove_all(root); }
-  static void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+  ~FakeCgroupHost() { std::filesystem::remove_all(dir); }
+  std::string root() const { return (dir / "cgroup").string(); }
+  std::string proc() const { return (dir / "proc").string(); }
+  // The file whose absence means the cgroup is gone, and the memory peak, in this version.
+  std::string oom_file() const { return at.memory + (version == "v1" ? "/memory.oom_control" : "/memory.events"); }
+  std::string peak_file() const { return at.memory + (version == "v1" ? "/memory.max_usage_in_bytes" : "/memory.peak"); }
+  std::string oom_text(int kills) const {
+    std::string n = std::to_string(kills);
+    return version == "v1" ? "oom_kill_disable 0\nunder_oom 0\noom_kill " + n + "\n"
+                           : "low 0\nhigh 0\nmax 31\noom " + n + "\noom_kill " + n + "\noom_group_kill 0\n";
+  }
+  // Replaced whole (rename), as the kernel's files never read half-written.
+  static void write(const std::string& path, const std::string& text) {
+    std::ofstream(path + ".new") << text;
+    std::filesystem::rename(path + ".new", path);
+  }
 };
 
 }  // namespace
 
 TEST_CASE("the monitor samples while the cgroup lives and keeps the last reading once it is gone") {
-  if (locate_cgroup(*read_small_file("/proc/self/cgroup"), "/x").version != "v1") return;  // v1 hosts only
-  FakeCgroupRoot fake;
-  CgroupMonitor monitor(fake.root);
-  REQUIRE(monitor.start(::getpid(), "") == "");
-  FakeCgroupRoot::write(fake.memory + "/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
-  FakeCgroupRoot::write(fake.memory + "/memory.max_usage_in_bytes", "5000\n");
-  FakeCgroupRoot::write(fake.pids + "/pids.events", "max 9\n");
-  FakeCgroupRoot::write(fake.pids + "/pids.current", "7\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  FakeCgroupRoot::write(fake.pids + "/pids.current", "2\n");
-  std::filesystem::remove(fake.memory + "/memory.oom_control");  // the cgroup vanished
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  KillCounters c = monitor.stop();
-  CHECK(c.cgroup_version == "v1");
-  CHECK(c.oom_kills == 2);
-  CHECK(c.oom_killed);
-  CHECK(c.memory_peak_bytes == 5000);
-  CHECK(c.pids_refused == 9);
-  CHECK(c.pids_peak == 7);
-  CHECK(monitor.stop().oom_kills == 2);  // idempotent
+  for (std::string version : {"v1", "v2"}) {
+    CAPTURE(version);
+    FakeCgroupHost host(version);
+    CgroupMonitor monitor(host.root(), host.proc());
+    REQUIRE(monitor.start(FakeCgroupHost::kPid, "abc") == "");
+    FakeCgroupHost::write(host.oom_file(), host.oom_text(5));
+    FakeCgroupHost::write(host.peak_file(), "1073741824\n");
+    FakeCgroupHost::write(host.at.pids + "/pids.events", "max 200\n");
+    FakeCgroupHost::write(host.at.pids + "/pids.current", "100\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    FakeCgroupHost::write(host.at.pids + "/pids.current", "2\n");
+    std::filesystem::remove(host.oom_file());  // the cgroup vanished
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    FakeCgroupHost::write(host.peak_file(), "2147483648\n");  // not read: the cgroup is gone
+    KillCounters c = monitor.stop();
+    CHECK(c.cgroup_version == version);
+    CHECK(c.oom_kills == 5);
+    CHECK(c.oom_killed);
+    CHECK(c.memory_peak_bytes == 1073741824);
+    CHECK(c.pids_refused == 200);
+    CHECK(c.pids_peak == 100);
+    CHECK(monitor.stop().oom_kills == 5);  // idempotent
+  }
 }
 
 TEST_CASE("the monitor says why when the process has no cgroup to watch") {
@@ -172,8 +186,12 @@ TEST_CASE("the monitor says why when the process has no cgroup to watch") {
 }
 
 TEST_CASE("the monitor refuses a cgroup that is not the container's own") {
-  if (locate_cgroup(*read_small_file("/proc/self/cgroup"), "/x").version != "v1") return;
-  FakeCgroupRoot fake;
-  CgroupMonitor monitor(fake.root);
-  CHECK(monitor.start(::getpid(), "abc123") == "the container has no cgroup of its own (it runs in " + fake.memory + ")");
+  for (std::string version : {"v1", "v2"}) {
+    CAPTURE(version);
+    FakeCgroupHost host(version);
+    CgroupMonitor monitor(host.root(), host.proc());
+    CHECK(monitor.start(FakeCgroupHost::kPid, "abc123") ==
+          "the container has no cgroup of its own (it runs in " + host.at.memory + ")");
+    CHECK(monitor.stop().cgroup_version == "");
+  }
 }

@@ -127,16 +127,24 @@ TEST_CASE("credtable errors name file:line") {
                                     "[[runtime]]\nname = \"x\"\nsource = \"/a\"\ndestination = \"a\"\n", "t.toml"),
                     "t.toml: runtime 'x' appears twice");
   CHECK_THROWS_WITH(find_row(shipped(), "gemini"),
-                    doctest::Contains("--runtime: unknown runtime 'gemini' ("));
+                    ("--runtime: unknown runtime 'gemini' (" + std::string(ASBX_SOURCE_DIR) +
+                     "/credtable/credtable.toml has: codex, claude, cursor-agent)").c_str());
 }
 
 TEST_CASE("the lookup order: seat config, installed table, source tree") {
+  TempHome t;
+  std::string installed = (t.dir / "share/credtable.toml").string();
+  const std::string source = "/src/credtable/credtable.toml";
   SeatConfig seat;
   seat.credtable = "/etc/x.toml";
-  CHECK(credtable_path(seat) == "/etc/x.toml");
+  t.put(installed);
+  CHECK(credtable_path(seat, installed, source) == "/etc/x.toml");
   seat.credtable.clear();
-  std::string p = credtable_path(seat);
-  CHECK((p == ASBX_CREDTABLE_INSTALLED || p == std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml"));
+  CHECK(credtable_path(seat, installed, source) == installed);
+  fs::remove(installed);
+  CHECK(credtable_path(seat, installed, source) == source);
+  CHECK(credtable_path(seat) ==  // the build's own two paths
+        credtable_path(seat, ASBX_CREDTABLE_INSTALLED, std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml"));
 }
 
 TEST_CASE("credentials are copied into HOME by the launcher: the command is argv as given") {

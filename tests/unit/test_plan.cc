@@ -52,7 +52,13 @@ TEST_CASE("the create body pins every confinement setting") {
   CHECK(body["resource_limits"]["memory"] == json({{"limit", 12LL << 30}, {"swap", 12LL << 30}}));
   CHECK(body["resource_limits"]["pids"] == json({{"limit", 512}}));
   CHECK(body["resource_limits"]["cpu"] == json({{"quota", 400000}, {"period", 100000}, {"shares", 256}}));
-  CHECK(body["r_limits"].size() == 2);
+  CHECK(body["r_limits"] == json::parse(R"([{"type": "nofile", "soft": 8192, "hard": 8192},
+                                             {"type": "nproc", "soft": 4096, "hard": 4096}])"));
+  CHECK(body["mounts"] == json::parse(R"([
+    {"type": "tmpfs", "source": "tmpfs", "destination": "/tmp",
+     "options": ["rw", "size=512m", "nosuid", "nodev", "mode=1777"]},
+    {"type": "tmpfs", "source": "tmpfs", "destination": "/sandbox/home",
+     "options": ["rw", "size=512m", "nosuid", "nodev", "mode=0700", "U"]}])"));
   CHECK(body["labels"]["agent-sandbox.session"] == "t1");
   CHECK(body["labels"]["agent-sandbox.launcher-pid"] == "4242");
   CHECK(body["work_dir"] == "/sandbox/home");
@@ -81,8 +87,12 @@ TEST_CASE("the environment is an allowlist with a secret veto") {
   CHECK(is_secret_looking("my_api_key"));
   CHECK(is_secret_looking("DB_PASSWORD"));
   CHECK_FALSE(is_secret_looking("LANG"));
+  CHECK(is_secret_looking("caf\xc3\xa9_token"));  // bytes above 0x7f are left as they are
+  CHECK_FALSE(is_secret_looking("caf\xc3\xa9"));
   auto env = container_env({{"MY_TOKEN", "x"}}, {"MY_TOKEN"});  // the veto wins over the allowlist
-  CHECK(env.size() == 3);
+  std::vector<std::string> kept;
+  for (const auto& kv : env) kept.push_back(kv.first);
+  CHECK(kept == std::vector<std::string>{"PATH", "HOME", "USER"});
 }
 
 TEST_CASE("limits come from flags over the seat config") {

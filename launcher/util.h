@@ -1,0 +1,30 @@
+// Small functions several files need, each defined once here.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace asbx {
+
+struct UserFacts;
+
+// The id character rule (session ids, --account names, container names): 1 to max_len
+// ASCII letters, digits, '-', '_' or '.', starting with a letter or digit.
+bool is_plain_name(const std::string& s, std::size_t max_len);
+
+// mkdir -p, each missing component 0700. On failure returns false with errno set and the
+// component that could not be made in *failed. An existing component is accepted as is.
+bool make_dirs(const std::string& dir, std::string* failed = nullptr);
+
+// The XDG config base: $XDG_CONFIG_HOME, or ~/.config when it is unset.
+std::string config_base(const UserFacts& user);
+
+// "NAME=VALUE" entries (a null-terminated array such as environ) as a map; an entry
+// without '=' is skipped, a repeated name keeps its last value.
+std::map<std::string, std::string> environ_map(char* const* entries);
+
+// parts[0] + separator + parts[1] + ...; "" for no parts.
+std::string join(const std::vector<std::string>& parts, const std::string& separator = ", ");
+
+}  // namespace asbx
