@@ -15,7 +15,7 @@ struct WorkspaceMount {
 
 // Throws Error(workspace_rejected) naming the path and the reason.
 WorkspaceMount plan_workspace(const std::string& requested, const std::string& permitted_root);
-// realpath(); throws Error(kind) with `what` when it does not resolve.
+// realpath() of path; "" when it does not resolve (the caller names the error).
 std::string resolve_path(const std::string& path);
 bool path_is_under(const std::string& resolved, const std::string& resolved_root);
 
