@@ -13,15 +13,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The launcher's own staging mounts have no place in a Pod: the init container copies the
-// credential from a Secret instead (kept as literals: the podman path's staging may change).
 constexpr const char* kMountOptionsKey = "agent-sandbox/mount-options";
-
-bool staging_mount(const Mount& m) {
-  for (const std::string dir : {"/sandbox-secrets", "/sandbox-report"})
-    if (m.destination == dir || m.destination.rfind(dir + "/", 0) == 0) return true;
-  return false;
-}
 
 // Labels the Pod does not carry: a Pod has no launcher process, and its lifecycle belongs to
 // the kubelet (`gc` ignores containers without them, so a played Pod is never taken for an orphan).
@@ -140,7 +132,6 @@ PodVolumes pod_volumes(const LaunchPlan& plan, const std::string& pod) {
   PodVolumes v;
   int binds = 0;
   for (const auto& m : plan.mounts) {
-    if (staging_mount(m)) continue;
     std::string suffix = m.type == "tmpfs" ? basename_of(m.destination) : "bind" + std::to_string(binds++);
     json mount = {{"name", checked_name(pod + "-" + suffix)}, {"mountPath", m.destination}};
     if (m.type == "tmpfs") add_empty_dir(plan, m, mount, v);

@@ -74,8 +74,6 @@ GAPS = {
     "credential-dir": "agent-sandbox/mount-options.VOLUME",
     "mount /tmp": "runner: podman-emptydir",
     "mount /sandbox/home": "runner: podman-emptydir",
-    "mount /sandbox-secrets/codex/auth.json": "launcher: staging mounts",
-    "mount /sandbox-report": "launcher: staging mounts",
 }
 
 

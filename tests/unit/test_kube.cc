@@ -45,9 +45,6 @@ LaunchPlan session_plan(const std::string& network = "none") {
   plan.mounts.push_back({"bind", "/srv/ws/proj", "/sandbox/workspaces/proj", {"rbind", "rw", "nosuid", "nodev"}});
   plan.mounts.push_back({"bind", "/srv/git/proj.git", "/srv/git/proj.git", {"rbind", "rw", "nosuid", "nodev"}});
   plan.credentials.push_back({"codex", "/root/.codex/auth.json", "/sandbox/home/.codex/auth.json"});
-  plan.mounts.push_back({"bind", "/run/asbx/k1/secrets/codex/auth.json", "/sandbox-secrets/codex/auth.json",
-                         {"rbind", "ro", "nosuid", "nodev", "noexec"}});
-  plan.mounts.push_back({"bind", "/run/asbx/k1/report", "/sandbox-report", {"rbind", "rw", "nosuid", "nodev", "noexec"}});
   plan.workdir = "/sandbox/workspaces/proj";
   return plan;
 }
@@ -144,12 +141,11 @@ TEST_CASE("kube: the credential is copied by an init container from a Secret ref
   CHECK(kube_secret_name(plan, plan.credentials[0]) == "asbx-k1-codex");
 }
 
-TEST_CASE("kube: no credential value, no staging mount, no launcher-only label in the manifest") {
+TEST_CASE("kube: no credential value, no seat path, no launcher-only label in the manifest") {
   std::string yaml = kube_yaml(session_plan());
   CHECK(yaml.find(kMarker) == std::string::npos);
   CHECK(yaml.find("OPENAI_API_KEY") == std::string::npos);
   CHECK(yaml.find("/run/asbx/k1") == std::string::npos);
-  CHECK(yaml.find("/sandbox-report") == std::string::npos);
   CHECK(yaml.find("launcher-pid") == std::string::npos);
   CHECK(yaml.find("boot-id") == std::string::npos);
   const json agent = kube_manifest(session_plan())[0]["spec"]["containers"][0];
