@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Every speed and memory target of the launcher, side by side with the tool a user would pick
+# instead, in one run (hyperfine, alternating runs). Writes a markdown table to stdout; progress
+# and hyperfine's own output go to stderr.
+#
+#   bench/compare.sh [--runs N] [--no-remote] [--stream-mib M] [--json FILE]
+#
+# Needs ./scripts/demo.sh (the local seat). The remote rows need the seat hosts of the remote tests
+# (scripts/test-prep.d/40-remote-seats.sh boots rd-1 and rd-2); --no-remote leaves them out.
+# Same containment on both sides: caps dropped, no-new-privileges, read-only root, init, network
+# none, uid 1000, the same memory/swap/pids/cpu limits and nofile/nproc rlimits, the same tmpfs.
+set -euo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+
+runs=10 remote=1 stream_mib=1024 json_out=
+while (($#)); do
+  case $1 in
+    --runs) runs=${2:?}; shift 2 ;;
+    --no-remote) remote=0; shift ;;
+    --stream-mib) stream_mib=${2:?}; shift 2 ;;
+    --json) json_out=${2:?}; shift 2 ;;
+    *) sed -n '2,/^set/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+done
+
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/agent-sandbox"
+printf 'socket = "%s"\nimage = "%s"\nledger = "%s/ledger.jsonl"\nruntime_dir = "%s/run"\n' \
+  "$ASBX_SOCKET" "$ASBX_IMAGE" "$work" "$work" >"$work/agent-sandbox/seat.toml"
+export XDG_CONFIG_HOME=$work
+log() { printf '[compare] %s\n' "$*" >&2; }
+
+LIMITS=(--memory 2g --pids 256 --cpus 2)
+ASBX="$ASBX_BUILD/agent-sandbox ${LIMITS[*]}"
+# The podman flags that give the container what the launcher's create body gives it
+# (compare with `agent-sandbox --dry-run`): keep the two in step.
+PODMAN_FLAGS="--rm --cap-drop ALL --security-opt no-new-privileges --read-only --init --network none \
+ --hostname agent-sandbox --user 1000:1000 --memory 2g --memory-swap 2g --pids-limit 256 \
+ --cpu-period 100000 --cpu-quota 200000 --cpu-shares 256 --ulimit nofile=8192:8192 --ulimit nproc=4096:4096 \
+ --tmpfs /tmp:rw,size=512m,nosuid,nodev,mode=1777 --tmpfs /sandbox/home:rw,size=512m,nosuid,nodev,mode=0700 \
+ --workdir /sandbox/home -e HOME=/sandbox/home -e LANG=C.UTF-8 -e LC_ALL=C -e USER=agent -e TERM=xterm-256color"
+PODMAN_CLI="podman run $PODMAN_FLAGS"
+PODMAN_REMOTE="podman --url unix://$ASBX_SOCKET run $PODMAN_FLAGS"
+
+rows=()   # "name|ours_s|theirs_s|ratio|target|met"
+row() { rows+=("$1|$2|$3|$4|$5|$6"); }
+median() { jq -r ".results[$2].median" "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+yes_no() { if "$@"; then echo yes; else echo NO; fi; }
+
+hf() {  # hf NAME OUT_JSON CMD_A CMD_B [CMD_C]: alternating runs, medians
+  local name=$1 out=$2; shift 2
+  local args=(); for c in "$@"; do args+=("$c"); done
+  log "$name"
+  hyperfine -N --warmup 2 --runs "$runs" --export-json "$out" "${args[@]}" >&2
+}
+
+# 1. Local session, `true`.
+hf "local session -- true" "$work/local.json" "$ASBX -- true" "$PODMAN_CLI $ASBX_IMAGE true" \
+  "$PODMAN_REMOTE $ASBX_IMAGE true"
+ours=$(median "$work/local.json" 0); cli=$(median "$work/local.json" 1); rem=$(median "$work/local.json" 2)
+r=$(ratio "$ours" "$cli"); row "local session \`-- true\` vs \`podman run\` CLI" "$ours" "$cli" "$r" "≤ 0.85×" "$(yes_no le "$r" 0.85)"
+r=$(ratio "$ours" "$rem"); row "local session \`-- true\` vs \`podman --remote run\`" "$ours" "$rem" "$r" "—" "—"
+
+# 2. Streaming: N MiB of stdout to /dev/null, and the launcher's peak RSS meanwhile.
+bytes=$((stream_mib * 1048576))
+hf "stream ${stream_mib} MiB" "$work/stream.json" \
+  "bash -c '$ASBX -- head -c $bytes /dev/zero >/dev/null'" \
+  "bash -c '$PODMAN_CLI $ASBX_IMAGE head -c $bytes /dev/zero >/dev/null'"
+ours=$(median "$work/stream.json" 0); theirs=$(median "$work/stream.json" 1)
+r=$(ratio "$theirs" "$ours")
+row "${stream_mib} MiB stdout, local: throughput vs \`podman run … head\`" "$ours" "$theirs" "$r" "≥ 0.9×" "$(yes_no ge "$r" 0.9)"
+rss=$( { /usr/bin/time -f '%M' $ASBX -- head -c "$bytes" /dev/zero >/dev/null; } 2>&1 | tail -1)
+prss=$( { /usr/bin/time -f '%M' $PODMAN_CLI "$ASBX_IMAGE" head -c "$bytes" /dev/zero >/dev/null; } 2>&1 | tail -1)
+row "peak RSS while streaming (KiB)" "$rss" "$prss" "$(ratio "$rss" "$prss")" "≤ 12288 KiB" "$(yes_no le "$rss" 12288)"
+
+# 3. 16 concurrent local sessions: all succeed, p95 against one, nothing left behind.
+log "16 concurrent sessions"
+svc_pid=$(cat "$ASBX_RUN/podman.pid")
+fds_before=$(ls "/proc/$svc_pid/fd" | wc -l)
+single=$(median "$work/local.json" 0)
+for i in $(seq 1 16); do
+  ( set +e; s=$(date +%s.%N); $ASBX --id "bench-$$-c$i" -- true; rc=$?; e=$(date +%s.%N)
+    echo "$rc $(awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')" >"$work/c.$i" ) &
+done
+wait
+failed=$(cat "$work"/c.* | awk '$1 != 0' | wc -l)
+p95=$(cat "$work"/c.* | awk '{ print $2 }' | sort -n | awk '{ a[NR] = $1 } END { print a[int(NR * 0.95 + 0.999)] }')
+sleep 1
+left=$(podman --url "unix://$ASBX_SOCKET" ps -a --filter label=agent-sandbox.session --format '{{.Names}}' |
+       grep -c "^asbx-bench-$$-c" || true)
+dirs=$( { find "$work/run" -mindepth 1 -maxdepth 2 2>/dev/null || true; } | wc -l)
+fds_after=$(ls "/proc/$svc_pid/fd" | wc -l)  # other sessions running meanwhile count too: read it on an idle seat
+r=$(ratio "$p95" "$single")
+row "16 concurrent: p95 vs one session ($failed failed; left: $left containers, $dirs session entries, service fds $fds_before→$fds_after)" \
+  "$p95" "$single" "$r" "≤ 3×, 0 failed, 0 left" \
+  "$(yes_no bash -c "[[ $failed == 0 && $left == 0 && $dirs == 0 ]] && awk -v a=$r 'BEGIN{exit !(a<=3)}'")"
+
+# 4. Remote dispatch and the first session after the seat's podman socket was idle.
+if ((remote)); then
+  state=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
+  reg=$work/registry.toml
+  grep -A3 '^\[\[seat\]\]' "$state/registry.toml" >/dev/null 2>&1 || asbx_die "no seat registry in $state (boot the seats)"
+  # one seat only, so both sides talk to the same host
+  awk '/^\[\[seat\]\]/ { n++ } n <= 1' "$state/registry.toml" >"$reg"
+  seat=$(awk -F'"' '/^name *=/ { print $2; exit }' "$reg")
+  SSH="ssh -F $state/ssh_config $seat"
+  hf "remote dispatch -- true" "$work/remote.json" \
+    "$ASBX_BUILD/agent-sandbox --registry $reg ${LIMITS[*]} -- true" \
+    "$SSH podman run $PODMAN_FLAGS $ASBX_IMAGE true"
+  ours=$(median "$work/remote.json" 0); theirs=$(median "$work/remote.json" 1)
+  r=$(ratio "$ours" "$theirs")
+  row "remote dispatch \`-- true\` vs \`ssh seat podman run\`" "$ours" "$theirs" "$r" "≤ 0.8×" "$(yes_no le "$r" 0.8)"
+  rbytes=$((bytes / 4))
+  hf "remote stream" "$work/rstream.json" \
+    "bash -c '$ASBX_BUILD/agent-sandbox --registry $reg ${LIMITS[*]} -- head -c $rbytes /dev/zero >/dev/null'" \
+    "bash -c '$SSH podman run $PODMAN_FLAGS $ASBX_IMAGE head -c $rbytes /dev/zero >/dev/null'"
+  ours=$(median "$work/rstream.json" 0); theirs=$(median "$work/rstream.json" 1)
+  r=$(ratio "$theirs" "$ours")
+  row "$((stream_mib / 4)) MiB stdout, remote: throughput vs \`ssh seat podman run … head\`" "$ours" "$theirs" "$r" "≥ 0.9×" "$(yes_no ge "$r" 0.9)"
+  # socket activation: stop the seat's service (the socket stays), then one session
+  $SSH 'systemctl --user stop podman.service' >/dev/null 2>&1 || true
+  s=$(date +%s.%N); $ASBX_BUILD/agent-sandbox --registry "$reg" "${LIMITS[@]}" -- true; e=$(date +%s.%N)
+  cold=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')
+  warm=$(median "$work/remote.json" 0)
+  row "first remote session after the seat's podman socket was idle (vs warm)" "$cold" "$warm" "$(ratio "$cold" "$warm")" "stated" "—"
+fi
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), podman $(podman --version | awk '{print $3}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "command: bench/compare.sh --runs $runs$( ((remote)) || echo ' --no-remote') --stream-mib $stream_mib"
+echo
+echo "| row | agent-sandbox | the other tool | ratio | target | met |"
+echo "|---|---|---|---|---|---|"
+for r in "${rows[@]}"; do
+  IFS='|' read -r name a b ratio target met <<<"$r"
+  fmt() { [[ $1 == *.* ]] && printf '%.3f s' "$1" || printf '%s' "$1"; }
+  echo "| $name | $(fmt "$a") | $(fmt "$b") | $ratio× | $target | $met |"
+done
+if [[ -n $json_out ]]; then
+  printf '%s\n' "${rows[@]}" | jq -R 'split("|") | {row: .[0], ours: .[1], theirs: .[2], ratio: .[3], target: .[4], met: .[5]}' |
+    jq -s . >"$json_out"
+fi
