@@ -538,14 +538,17 @@ class GcOddLabels(SeatTest):
             self.addCleanup(podman, "rm", "-f", name, check=False)
         gc = self.seat.run("gc", "--json")
         self.assertEqual(gc.returncode, 0, gc.stderr)
-        skipped = json.loads(gc.stdout)["skipped"]
+        out = json.loads(gc.stdout)
+        skipped = out["skipped"]
         stderr = gc.stderr.decode()
         for name, pid in odd.items():
             why = (f"label agent-sandbox.launcher-pid is {pid}, past any pid" if pid.isdigit()
                    else f"label agent-sandbox.launcher-pid is '{pid}', not a number")
             self.assertTrue(any(line.endswith(f"(session '{name}'): {why}") for line in skipped), (name, skipped))
             self.assertIn(f"(session '{name}'): {why}\n", stderr)
-            self.assertEqual(session_containers(name), [name])  # kept: never judged
+            # Kept: never judged. (Not asserted through podman afterwards: a launcher built before this
+            # rule, running on the same shared service, may judge it meanwhile.)
+            self.assertFalse(any(f"(session {name})" in line for line in out["removed"]), out["removed"])
         ps = self.seat.run("ps", "--json")
         self.assertEqual(ps.returncode, 0, ps.stderr)
 
