@@ -6,6 +6,7 @@
 #include "credtable/credential.h"
 #include "credtable/env_policy.h"
 #include "launcher/error.h"
+#include "launcher/netns_check.h"
 #include "launcher/network.h"
 #include "launcher/request.h"
 #include "launcher/units.h"
@@ -56,6 +57,14 @@ void add_system_mounts(LaunchPlan& plan) {
                                                              "U"}});
 }
 
+// One mount per destination: a path is never mounted twice (one would hide the other).
+void check_distinct_destinations(const std::vector<Mount>& mounts) {
+  for (std::size_t i = 0; i < mounts.size(); ++i)
+    for (std::size_t j = i + 1; j < mounts.size(); ++j)
+      if (mounts[i].destination == mounts[j].destination)
+        throw Error(ErrorKind::git_unmountable, "'" + mounts[i].destination + "' would be mounted twice");
+}
+
 std::string seat_config_hint(const UserFacts& user) { return default_seat_config_path(user); }
 
 }  // namespace
@@ -96,7 +105,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.limits = limits_for(req, seat);
   plan.timeout_ms = req.timeout ? parse_duration_ms(*req.timeout, "--timeout") : 0;
   plan.network = req.network.value_or(seat.network);
-  if (req.network) parse_network(*req.network, "--network");  // the seat's value was checked at load
+  if (req.network) check_network_reach(*req.network, seat, "--network");  // the seat's own value is its policy
   plan.tty = req.tty;
   plan.hostname = "agent-sandbox";
   plan.socket = seat.socket;
@@ -104,17 +113,20 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.waive_unenforced_limits = seat.waive_unenforced_limits;
   plan.waiver_source = seat.path.empty() ? "the seat config file (" + seat_config_hint(user) + ")" : seat.path;
   plan.env = container_env(facts.environ, {});
-  // The launcher's session marker: agent-sandbox-unsafe refuses to run where it is set.
-  plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
   plan.workdir = "/sandbox/home";
   add_system_mounts(plan);
   if (req.workspace) {
     WorkspaceMount ws = plan_workspace(*req.workspace, seat.workspace_root);
     plan.mounts.push_back(ws.mount);
     plan.workdir = ws.container_path;
-    for (auto& m : plan_git_mounts(ws.host_path, seat.git_roots)) plan.mounts.push_back(m);
+    for (auto& m : plan_git_mounts(ws.host_path, req.git_mirror.value_or(""), seat.git_roots)) plan.mounts.push_back(m);
+  } else if (req.git_mirror) {
+    throw Error(ErrorKind::usage, "--git-mirror needs --workspace (the linked worktree whose mirror it is)");
   }
-  plan_runtime(req, seat, user, facts, plan);
+  check_distinct_destinations(plan.mounts);
+  plan_runtime(req, seat, user, facts, plan);  // a runtime's row replaces the env: the marker comes after
+  // The launcher's session marker, in every container: agent-sandbox-unsafe refuses to run where it is set.
+  plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
   plan.labels = session_labels(plan, user, facts);
   return plan;
 }

@@ -35,6 +35,7 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--id", req.id, "session id (letters, digits, - _ .); default: generated");
   app.add_option("--image", req.image, "container image on the seat");
   app.add_option("--workspace", req.workspace, "workspace directory under the seat's permitted root");
+  app.add_option("--git-mirror", req.git_mirror, "the common dir (mirror) of the workspace's linked worktree");
   app.add_option("--memory", req.memory, "memory limit, e.g. 12g (swap is forbidden)");
   app.add_option("--pids", req.pids, "pids limit")->check(CLI::PositiveNumber);
   app.add_option("--cpus", req.cpus, "CPU quota in cores");

@@ -29,7 +29,8 @@ SeatConfig defaults_for(const UserFacts& user) {
   c.socket = run + "/podman/podman.sock";
   c.runtime_dir = (user.uid == 0 ? "/run" : run) + "/agent-sandbox/sessions";
   c.workspace_root = user.home + "/sandbox/workspaces";
-  c.git_roots = {user.home + "/cdx-offload/git-common"};
+  // root's agent runs as 1000 and cannot pass the image's 0700 /root: its mirrors live elsewhere.
+  c.git_roots = {user.uid == 0 ? "/srv/agent-sandbox/git-common" : user.home + "/cdx-offload/git-common"};
   std::string state = !user.xdg_state_home.empty() ? user.xdg_state_home : user.home + "/.local/state";
   c.ledger = state + "/agent-sandbox/ledger.jsonl";
   return c;
@@ -100,6 +101,8 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
          c.git_roots.clear();
          for (const auto& root : get_strings(n, path, "git_roots")) c.git_roots.push_back(expand_home(root, user));
        }},
+      {"netns_allowed", [&](const toml::node& n) { c.netns_allowed = get_strings(n, path, "netns_allowed"); }},
+      {"network_containers", [&](const toml::node& n) { c.network_containers = get_strings(n, path, "network_containers"); }},
       {"waive_unenforced_limits", [&](const toml::node& n) { c.waive_unenforced_limits = get_bool(n, path, "waive_unenforced_limits"); }},
       {"limits", [&](const toml::node& n) { apply_limits(n, path, c); }},
   });

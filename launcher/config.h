@@ -13,6 +13,8 @@ struct SeatConfig {
   std::string socket;
   std::string image = "localhost/agent-sandbox:latest";
   std::string network = "none";
+  std::vector<std::string> netns_allowed;       // ns:PATH values allowed besides /run/netns/NAME
+  std::vector<std::string> network_containers;  // container:NAME values allowed (none by default)
   std::string workspace_root;              // default $HOME/sandbox/workspaces
   std::vector<std::string> git_roots;      // default $HOME/cdx-offload/git-common
   std::string runtime_dir;                 // per-session scratch on the seat

@@ -18,18 +18,31 @@
 namespace asbx {
 namespace {
 
-std::int64_t label_number(const nlohmann::json& labels, const char* key) {
-  if (!labels.is_object() || !labels.contains(key) || !labels[key].is_string()) return 0;
-  try {
-    return std::stoll(labels[key].get<std::string>());
-  } catch (const std::exception&) {
-    return 0;
-  }
+// Anyone who can create a container on the seat can set these labels: they are read
+// strictly (all digits, in range) and an odd one makes the container unjudgeable.
+constexpr std::int64_t kMaxLabelNumber = 1'000'000'000'000'000;  // way past any pid, time or timeout
+
+std::int64_t label_number(const nlohmann::json& labels, const char* key, std::string& odd) {
+  if (!labels.is_object() || !labels.contains(key)) return 0;
+  const auto& v = labels[key];
+  std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  bool digits = v.is_string() && !text.empty() && text.size() <= 16 &&
+                text.find_first_not_of("0123456789") == std::string::npos;
+  std::int64_t n = digits ? std::stoll(text) : -1;
+  if (n >= 0 && n <= kMaxLabelNumber) return n;
+  if (odd.empty()) odd = "label " + std::string(key) + " is '" + text.substr(0, 64) + "', not a number";
+  return 0;
 }
 
 std::string label_text(const nlohmann::json& labels, const char* key) {
   return labels.is_object() && labels.contains(key) && labels[key].is_string() ? labels[key].get<std::string>() : "";
 }
+
+std::string string_field(const nlohmann::json& e, const char* key) {
+  return e.is_object() && e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : "";
+}
+
+constexpr std::int64_t kMaxPid = 4'194'304;  // the kernel's PID_MAX_LIMIT
 
 // Seconds since the epoch at which `pid` started (from /proc), or -1.
 std::int64_t process_start_unix(long pid) {
@@ -46,7 +59,11 @@ std::int64_t process_start_unix(long pid) {
     if (key == "btime") {
       std::int64_t btime = 0;
       proc_stat >> btime;
-      return btime + std::stoll(field) / ::sysconf(_SC_CLK_TCK);
+      try {
+        return btime + std::stoll(field) / ::sysconf(_SC_CLK_TCK);
+      } catch (const std::exception&) {
+        return -1;
+      }
     }
   return -1;
 }
@@ -66,22 +83,27 @@ std::string age_text(std::int64_t seconds) {
 }  // namespace
 
 LiveSession session_from_list_entry(const nlohmann::json& e) {
-  nlohmann::json labels = e.value("Labels", nlohmann::json::object());
+  nlohmann::json labels = e.is_object() && e.contains("Labels") ? e["Labels"] : nlohmann::json::object();
   LiveSession s;
-  s.container_id = e.value("Id", "");
-  if (e.contains("Names") && e["Names"].is_array() && !e["Names"].empty()) s.container_name = e["Names"][0];
+  s.container_id = string_field(e, "Id");
+  if (e.is_object() && e.contains("Names") && e["Names"].is_array() && !e["Names"].empty() && e["Names"][0].is_string())
+    s.container_name = e["Names"][0];
   s.session = label_text(labels, "agent-sandbox.session");
   s.owner = label_text(labels, "agent-sandbox.owner");
-  s.state = e.value("State", "");
-  s.started_unix = label_number(labels, "agent-sandbox.started");
-  s.timeout_ms = label_number(labels, "agent-sandbox.timeout-ms");
-  s.launcher_pid = static_cast<long>(label_number(labels, "agent-sandbox.launcher-pid"));
+  s.state = string_field(e, "State");
+  s.started_unix = label_number(labels, "agent-sandbox.started", s.odd);
+  s.timeout_ms = label_number(labels, "agent-sandbox.timeout-ms", s.odd);
+  s.launcher_pid = static_cast<long>(label_number(labels, "agent-sandbox.launcher-pid", s.odd));
   s.boot_id = label_text(labels, "agent-sandbox.boot-id");
+  if (s.odd.empty() && s.launcher_pid > kMaxPid)
+    s.odd = "label agent-sandbox.launcher-pid is " + std::to_string(s.launcher_pid) + ", past any pid";
+  if (s.odd.empty() && s.container_id.empty()) s.odd = "podman listed it without an Id";
+  if (s.odd.empty() && s.container_name.empty()) s.odd = "podman listed it without a name";
   return s;
 }
 
 std::string orphan_reason(const LiveSession& s, const HostFacts& host) {
-  if (s.launcher_pid <= 0 || s.boot_id.empty()) return "";
+  if (!s.odd.empty() || s.launcher_pid <= 0 || s.boot_id.empty()) return "";
   if (s.boot_id != host.boot_id) return "the seat rebooted since its launch (boot id " + s.boot_id + ")";
   if (!host.launcher_alive(s.launcher_pid, s.started_unix))
     return "its launcher (pid " + std::to_string(s.launcher_pid) + ") is gone";
@@ -121,9 +143,14 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
 }
 
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
-                    std::vector<std::string>& removed) {
+                    std::vector<std::string>& removed, std::vector<std::string>* skipped) {
   int failures = 0;
   for (const auto& s : list_sessions(api)) {
+    if (!s.odd.empty()) {
+      if (skipped) skipped->push_back("skipped container " + (s.container_id.empty() ? "(no id)" : s.container_id.substr(0, 12)) +
+                                      " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
+      continue;
+    }
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
     if (!api.remove(s.container_id)) {
@@ -150,9 +177,11 @@ int gc_main(const std::string& program, bool json) {
   try {
     SeatConfig seat = current_seat_config();
     PodmanApi api(seat.socket);
-    std::vector<std::string> removed;
-    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed);
-    if (json) std::cout << nlohmann::json{{"removed", removed}, {"failed", failures}}.dump(2) << std::endl;
+    std::vector<std::string> removed, skipped;
+    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped);
+    for (const auto& line : skipped) std::fprintf(stderr, "%s: gc: warning: %s\n", program.c_str(), line.c_str());
+    if (json)
+      std::cout << nlohmann::json{{"removed", removed}, {"skipped", skipped}, {"failed", failures}}.dump(2) << std::endl;
     else for (const auto& line : removed) std::cout << line << "\n";
     if (failures == 0) return 0;
     throw Error(ErrorKind::internal, std::to_string(failures) + " orphaned container(s) could not be removed");
@@ -168,7 +197,8 @@ static nlohmann::json session_json(const LiveSession& s, const HostFacts& host) 
           {"container", s.container_name}, {"container_id", s.container_id},
           {"state", s.state},            {"started_unix", s.started_unix},
           {"timeout_ms", s.timeout_ms},  {"launcher_pid", s.launcher_pid},
-          {"orphan", why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why)}};
+          {"orphan", why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why)},
+          {"odd", s.odd.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.odd)}};
 }
 
 int ps_main(const std::string& program, bool json) {

@@ -23,6 +23,7 @@ struct LiveSession {
   std::int64_t timeout_ms = 0;
   long launcher_pid = 0;  // 0 when the label is missing: such a container is never judged
   std::string boot_id;
+  std::string odd;  // why its labels cannot be judged ("" = fine): such a container is skipped with a warning
 };
 
 struct HostFacts {
@@ -43,9 +44,10 @@ HostFacts current_host_facts();
 std::vector<LiveSession> list_sessions(PodmanApi& api);
 // Removes every orphan and its session dir under `runtime_dir` (staged credential copies
 // a killed launcher left); each removal is one line (container, session, reason) in
-// `removed`. Returns how many removals failed.
+// `removed`, each container with odd labels one line in `skipped` (kept, never judged).
+// Returns how many removals failed.
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
-                    std::vector<std::string>& removed);
+                    std::vector<std::string>& removed, std::vector<std::string>* skipped = nullptr);
 
 // The subcommands; `program` prefixes messages. Exit 0, or a launcher code.
 int gc_main(const std::string& program, bool json);

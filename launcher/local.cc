@@ -12,6 +12,7 @@
 #include "launcher/gc.h"
 #include "launcher/podman_socket.h"
 #include "launcher/reexec.h"
+#include "launcher/safe_files.h"
 #include "launcher/session.h"
 #include "launcher/slots.h"
 #include "launcher/spec.h"
@@ -32,10 +33,16 @@ std::string ledger_path(const Request& req, const SeatConfig& seat) {
 
 // --capture-log: the agent's stdout and stderr both go to this file, streamed through the
 // pump's fixed buffer (never held in memory). Created only after the plan is built, so a
-// usage or config failure leaves no file and prints nothing on stdout.
+// usage or config failure leaves no file and prints nothing on stdout. A new file renamed
+// over the path: a planted symlink or hardlink there is replaced, never written through.
 int open_capture_log(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) throw Error(ErrorKind::usage, "--capture-log: cannot open '" + path + "': " + std::strerror(errno));
+  std::string tmp, why;
+  int fd = create_beside(path, 0600, tmp, why);
+  if (fd >= 0 && !replace_with(tmp, path, why)) {
+    ::close(fd);
+    fd = -1;
+  }
+  if (fd < 0) throw Error(ErrorKind::usage, "--capture-log: " + why);
   return fd;
 }
 

@@ -115,6 +115,7 @@ std::vector<std::string> seat_argv(const Request& req, std::int64_t slots) {
   std::vector<std::string> a = {"sandbox-run", "--slots", std::to_string(slots), "--id", req.id};
   add(a, "--image", req.image);
   add(a, "--workspace", req.workspace);
+  add(a, "--git-mirror", req.git_mirror);
   add(a, "--memory", req.memory);
   add(a, "--pids", req.pids);
   add(a, "--cpus", req.cpus);

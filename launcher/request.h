@@ -16,6 +16,7 @@ struct Request {
   std::string id;
   std::optional<std::string> image;
   std::optional<std::string> workspace;
+  std::optional<std::string> git_mirror;  // the common dir of the workspace's linked worktree
   std::optional<std::string> memory;
   std::optional<std::int64_t> pids;
   std::optional<double> cpus;

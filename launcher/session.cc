@@ -9,6 +9,7 @@
 #include "launcher/cgroup_monitor.h"
 #include "launcher/container_root.h"
 #include "launcher/home.h"
+#include "launcher/mount_access.h"
 #include "launcher/podman_api.h"
 #include "launcher/pump.h"
 #include "launcher/spec.h"
@@ -88,6 +89,7 @@ class Session {
     ContainerRoot root(pid);
     verify_mounts(root);
     check_command(root, state);
+    check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
     home_.stage(root, plan_);
   }
 

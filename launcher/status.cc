@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "launcher/fdio.h"
+#include "launcher/safe_files.h"
 #include "launcher/units.h"
 #include "launcher/util.h"
 
@@ -76,25 +77,27 @@ json early_failure_record(const std::string& id, const Error& error) {
           {"failed", "launcher"},       {"cause", nullptr}};
 }
 
+// Never through a symlink or into a planted hardlink: a new file under an unpredictable
+// name beside it, renamed over whatever is there (launcher/safe_files.h).
 bool write_status_file(const std::string& path, const json& record) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string tmp, why;
+  int fd = create_beside(path, 0644, tmp, why);
   bool ok = fd >= 0 && write_all(fd, as_text(record, 2) + "\n") && ::fsync(fd) == 0;
+  if (fd >= 0 && !ok && why.empty()) why = std::string("cannot write it: ") + std::strerror(errno);
   if (fd >= 0) ::close(fd);
-  ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) {
-    std::fprintf(stderr, "agent-sandbox: warning: cannot write status file %s: %s\n", path.c_str(), std::strerror(errno));
-    ::unlink(tmp.c_str());
-  }
+  if (ok) ok = replace_with(tmp, path, why);
+  else if (fd >= 0) ::unlink(tmp.c_str());
+  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot write status file %s: %s\n", path.c_str(), why.c_str());
   return ok;
 }
 
 bool append_ledger(const std::string& path, const json& line) {
   make_dirs(path.substr(0, path.rfind('/') + 1));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  std::string why;
+  int fd = open_append_owned(path, why);
   bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, as_text(line, -1) + "\n");
-  if (!ok)
-    std::fprintf(stderr, "agent-sandbox: warning: cannot append to ledger %s: %s\n", path.c_str(), std::strerror(errno));
+  if (!ok && why.empty()) why = std::strerror(errno);
+  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot append to ledger %s: %s\n", path.c_str(), why.c_str());
   if (fd >= 0) ::close(fd);
   return ok;
 }

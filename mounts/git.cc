@@ -14,6 +14,13 @@ namespace {
 // Paths the container's own layout owns: a git dir may never be bound over them.
 const std::vector<std::string> kReserved = {"/proc", "/sys", "/dev", "/etc", "/usr", "/run", "/sandbox",
                                             "/sandbox-secrets", "/sandbox-report"};
+// Written by a commit inside: bound read-write over the read-only mirror.
+const std::vector<std::string> kWritable = {"objects", "refs", "logs"};
+// Inside those, what git obeys: bound read-only again (alternates would make the host's
+// git read objects from wherever the agent names).
+const std::vector<std::string> kReadOnlyAgain = {"objects/info"};
+// In the worktree's own gitdir: the link back and the link to the mirror.
+const std::vector<std::string> kLinkFiles = {"commondir", "gitdir"};
 
 [[noreturn]] void unmountable(const std::string& ws, const std::string& why) {
   throw Error(ErrorKind::git_unmountable, "workspace '" + ws + "': " + why);
@@ -36,22 +43,52 @@ std::string roots_text(const std::vector<std::string>& roots) {
   return roots.empty() ? "none configured" : join(roots);
 }
 
-// realpath, a directory, under a permitted root (or inside the workspace), not reserved.
-std::string checked_dir(const std::string& ws, const std::string& what, const std::string& path,
-                        const std::vector<std::string>& roots) {
-  std::string real = resolve_path(path);
+bool under_or_at(const std::string& path, const std::string& root) { return path == root || path_is_under(path, root); }
+
+// The named mirror: realpath, a directory, under a permitted root, not reserved, and
+// neither inside the workspace nor containing it.
+std::string checked_mirror(const std::string& ws, const std::string& mirror, const std::vector<std::string>& roots) {
+  std::string real = resolve_path(mirror);
   struct stat st{};
   if (real.empty() || ::stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    unmountable(ws, what + " '" + path + "' does not resolve to a directory");
-  bool permitted = real == ws || path_is_under(real, ws);
+    unmountable(ws, "--git-mirror '" + mirror + "' does not resolve to a directory");
+  bool permitted = false;
   for (const auto& root : roots) {
     std::string r = resolve_path(root);
     permitted = permitted || (!r.empty() && path_is_under(real, r));
   }
-  if (!permitted) unmountable(ws, what + " '" + real + "' lies outside the permitted git roots (" + roots_text(roots) + ")");
+  if (!permitted)
+    unmountable(ws, "--git-mirror '" + real + "' lies outside the permitted git roots (" + roots_text(roots) + ")");
   for (const auto& reserved : kReserved)
-    if (real == reserved || path_is_under(real, reserved)) unmountable(ws, what + " '" + real + "' is a reserved path");
+    if (under_or_at(real, reserved)) unmountable(ws, "--git-mirror '" + real + "' is a reserved path");
+  if (under_or_at(real, ws) || path_is_under(ws, real))
+    unmountable(ws, "--git-mirror '" + real + "' and the workspace overlap (the agent could write the mirror's config)");
   return real;
+}
+
+Mount bind(const std::string& ws, const std::string& path, bool rw, bool dir) {
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0 || (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+    unmountable(ws, "'" + path + "' is not a " + (dir ? "directory" : "regular file") + " (" +
+                        (dir ? "mkdir it in the mirror" : "repair the worktree with git worktree repair") + ")");
+  Mount m{"bind", path, path, {"rbind", rw ? "rw" : "ro"}};
+  m.source_dev = st.st_dev;
+  m.source_ino = st.st_ino;
+  return m;
+}
+
+// The first line of a link file in the gitdir, resolved against `base`.
+std::string resolved_link(const std::string& gitdir, const std::string& file, const std::string& base) {
+  std::string value = trim(first_line(gitdir + "/" + file));
+  return value.empty() ? "" : resolve_path(join_git_path(base, value));
+}
+
+// extensions.worktreeConfig makes git obey <gitdir>/config.worktree, which the agent writes.
+bool enables_worktree_config(const std::string& mirror) {
+  std::ifstream in(mirror + "/config");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text.find("worktreeconfig") != std::string::npos;
 }
 
 }  // namespace
@@ -66,21 +103,36 @@ std::string join_git_path(const std::string& base, const std::string& value) {
   return !value.empty() && value[0] == '/' ? value : base + "/" + value;
 }
 
-std::vector<Mount> plan_git_mounts(const std::string& ws, const std::vector<std::string>& git_roots) {
+std::vector<Mount> plan_git_mounts(const std::string& ws, const std::string& mirror_arg,
+                                   const std::vector<std::string>& git_roots) {
   std::string dotgit = ws + "/.git";
   struct stat st{};
-  if (::lstat(dotgit.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return {};
+  bool linked = ::lstat(dotgit.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+  if (!linked && mirror_arg.empty()) return {};
+  if (!linked) unmountable(ws, "--git-mirror is named but the workspace has no '.git' file (not a linked worktree)");
   if (!S_ISREG(st.st_mode)) unmountable(ws, "'.git' is neither a directory nor a gitdir file");
+  if (mirror_arg.empty())
+    unmountable(ws, "it is a linked worktree: name its mirror (the common dir) with --git-mirror PATH; "
+                    "the '.git' file is written by the agent and is not trusted alone");
+  std::string mirror = checked_mirror(ws, mirror_arg, git_roots);
   std::string gitdir_value = parse_gitdir_file(first_line(dotgit) + "\n");
   if (gitdir_value.empty()) unmountable(ws, "'.git' is a file without a 'gitdir:' line");
-  std::string gitdir = checked_dir(ws, "gitdir", join_git_path(ws, gitdir_value), git_roots);
-  std::string common_value = trim(first_line(gitdir + "/commondir"));
-  if (common_value.empty()) unmountable(ws, "gitdir '" + gitdir + "' has no 'commondir' file");
-  std::string common = checked_dir(ws, "commondir", join_git_path(gitdir, common_value), git_roots);
-  std::vector<Mount> mounts;
-  for (const auto& dir : {common, gitdir})
-    if (dir != ws && !path_is_under(dir, ws)) mounts.push_back({"bind", dir, dir, {"rbind", "rw"}});
-  if (mounts.size() == 2 && mounts[0].source == mounts[1].source) mounts.pop_back();
+  std::string gitdir = resolve_path(join_git_path(ws, gitdir_value));
+  std::string name = gitdir.substr(gitdir.rfind('/') + 1);
+  if (gitdir != mirror + "/worktrees/" + name || !is_plain_name(name, 255))
+    unmountable(ws, "'.git' names gitdir '" + gitdir_value + "', which is not a worktree of the mirror '" + mirror + "'");
+  if (resolved_link(gitdir, "commondir", gitdir) != mirror)
+    unmountable(ws, "gitdir '" + gitdir + "' has no 'commondir' leading back to the mirror '" + mirror + "'");
+  if (resolved_link(gitdir, "gitdir", gitdir) != dotgit)
+    unmountable(ws, "gitdir '" + gitdir + "' does not point back at '" + dotgit + "' (its 'gitdir' file names another worktree)");
+  if (enables_worktree_config(mirror))
+    unmountable(ws, "the mirror's config enables extensions.worktreeConfig: the worktree's own config would be "
+                    "written by the agent");
+  std::vector<Mount> mounts{bind(ws, mirror, false, true)};
+  for (const auto& dir : kWritable) mounts.push_back(bind(ws, mirror + "/" + dir, true, true));
+  for (const auto& dir : kReadOnlyAgain) mounts.push_back(bind(ws, mirror + "/" + dir, false, true));
+  mounts.push_back(bind(ws, gitdir, true, true));
+  for (const auto& file : kLinkFiles) mounts.push_back(bind(ws, gitdir + "/" + file, false, false));
   return mounts;
 }
 

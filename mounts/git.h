@@ -1,6 +1,13 @@
 // A linked git worktree (a `.git` FILE with `gitdir:`) needs its gitdir and the common
-// dir (from `commondir`) at the SAME absolute paths inside, or git breaks. Both are
-// resolved with realpath and must lie under the seat's permitted git roots.
+// dir at the SAME absolute paths inside, or git breaks. The agent writes the `.git` file
+// and everything in the gitdir, so neither may choose what is mounted: the caller names
+// the common dir (`--git-mirror PATH`) and the link is checked both ways:
+//   <workspace>/.git  -> gitdir: <mirror>/worktrees/<name>   (resolved; exactly that dir)
+//   <gitdir>/commondir -> <mirror>                           (resolved)
+//   <gitdir>/gitdir    -> <workspace>/.git                   (resolved)
+// The mirror must lie under one of the seat's git roots, outside the workspace (and the
+// workspace outside it). What git executes or obeys stays read-only inside (docs/MOUNTS.md):
+// the mirror is bound read-only, and only what a commit writes is bound read-write on top.
 #pragma once
 #include <string>
 #include <vector>
@@ -13,8 +20,10 @@ namespace asbx {
 std::string parse_gitdir_file(const std::string& text);
 // `value` relative to `base` unless absolute (how git reads gitdir and commondir).
 std::string join_git_path(const std::string& base, const std::string& value);
-// No mounts for a plain repository or no repository; read-write binds for a linked
-// worktree. Throws Error(git_unmountable) naming the workspace, the dir and the reason.
-std::vector<Mount> plan_git_mounts(const std::string& workspace, const std::vector<std::string>& git_roots);
+// No mounts for a plain repository or no repository (when no mirror is named); for a
+// linked worktree the mirror's binds, each with the device and inode it was checked as.
+// Throws Error(git_unmountable) naming the workspace and the reason; nothing is created.
+std::vector<Mount> plan_git_mounts(const std::string& workspace, const std::string& mirror,
+                                   const std::vector<std::string>& git_roots);
 
 }  // namespace asbx

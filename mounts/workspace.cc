@@ -41,6 +41,10 @@ WorkspaceMount plan_workspace(const std::string& given, const std::string& permi
     reject(requested, "is not canonical (it resolves to '" + real + "'): symlinks and '..' are refused");
   if (!path_is_under(real, root))
     reject(requested, "resolves to '" + real + "', outside the permitted root '" + root + "'");
+  if (real.find('/', root.size() + 1) != std::string::npos)
+    reject(requested, "is nested below '" + real.substr(0, real.find('/', root.size() + 1)) +
+                          "': a workspace must be a direct child of the permitted root '" + root +
+                          "' (one inside another would show one session's files to another)");
   struct stat st{};
   if (::stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) reject(requested, "is not a directory");
   std::string name = real.substr(real.rfind('/') + 1);

@@ -19,5 +19,20 @@ trap 'rm -f "$status"' EXIT
   echo "network:     $(ls /sys/class/net | tr "\n" " ")"'
 echo "status record:"
 jq -c '{id, outcome, exit_code, agent_exit_code, mode, limits}' "$status"
+
+# The README's workspace example: a mirror where the agent (uid 1000 for a root caller) can
+# reach it (the image's /root is 0700: the root seat's default git root is /srv/agent-sandbox/
+# git-common) and a linked worktree as the workspace, both owned by the agent's user.
+demo_workspace() {
+  local ws=$HOME/sandbox/workspaces/fix-123 mirror=/srv/agent-sandbox/git-common/demo
+  [ -e "$ws" ] && return 0
+  local g=(git -c safe.directory='*' -c user.name=demo -c user.email=demo@localhost)
+  mkdir -p "$(dirname "$ws")" "$(dirname "$mirror")"
+  [ -d "$mirror/.git" ] || { "${g[@]}" init -q -b main "$mirror" && "${g[@]}" -C "$mirror" commit -q --allow-empty -m demo; }
+  "${g[@]}" -C "$mirror" worktree add -q -b fix-123 "$ws"
+  chown -R 1000:1000 "$mirror" "$ws"
+  echo "workspace:   $ws (a linked worktree of $mirror/.git, owned by 1000:1000)"
+}
+[ "$(id -u)" -eq 0 ] && demo_workspace
 echo
 echo "Ready: '$ASBX_BUILD/agent-sandbox -- CMD' now runs CMD in a contained session."

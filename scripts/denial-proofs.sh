@@ -2,7 +2,8 @@
 # Denial proofs: runs one real session (a staged codex credential, a linked git worktree as
 # the workspace, secret-looking names in the caller's environment) and asserts from INSIDE:
 #   - the EXACT set of mount destinations (an allowlist with the mode each must have),
-#   - credential and system mounts read-only; workspace and git dirs writable,
+#   - system mounts read-only; the workspace and what a commit writes (objects, refs, logs, the
+#     worktree's gitdir) writable; the mirror's config, hooks and info read-only,
 #   - no other workspace, no ~/.ssh, no podman or bus socket of the host,
 #   - an environment free of secret-looking names.
 # Exit 0 only when every check holds; each check prints one "ok"/"FAIL" line.
@@ -38,7 +39,7 @@ GITDIR=$COMMON/main/.git/worktrees/wt
 INSIDE='
 awk "{print \"mount\", \$5, substr(\$6,1,2)}" /proc/self/mountinfo
 w() { touch "$1/.asbx-probe" 2>/dev/null && rm -f "$1/.asbx-probe" && echo "probe $2 writable" || echo "probe $2 readonly"; }
-w "$PWD" workspace; w "$1" gitdir; w "$2" commondir
+w "$PWD" workspace; w "$1" gitdir; w "$2" commondir; w "$2/objects" objects; w "$2/hooks" hooks
 echo "probe copy $(stat -c %a /sandbox/home/.codex/auth.json 2>&1)"
 echo "probe workspaces $(ls -A /sandbox/workspaces | tr "\n" " ")"
 echo "probe pwd $PWD"
@@ -50,7 +51,7 @@ env | cut -d= -f1 | sed "s/^/env /"
 '
 OUT=$(cd "$T" && env HOME="$HOST_HOME" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" \
       GITHUB_TOKEN=x AWS_SECRET_ACCESS_KEY=x DB_PASSWORD=x SSH_AUTH_SOCK=/tmp/agent.sock OPENAI_API_KEY=x \
-      "$LAUNCHER" --id "denial-proofs-$$" --runtime codex --workspace "$ROOTS/wt" --status-file "$T/status.json" \
+      "$LAUNCHER" --id "denial-proofs-$$" --runtime codex --workspace "$ROOTS/wt" --git-mirror "$COMMON/main/.git" --status-file "$T/status.json" \
       -- bash -c "$INSIDE" proof "$GITDIR" "$COMMON/main/.git" "$HOST_HOME")
 
 fails=0 checks=0
@@ -66,7 +67,9 @@ declare -A WANT=(
   [/proc]=rw [/dev]=rw [/dev/pts]=rw [/dev/shm]=rw [/dev/mqueue]=rw [/sys/fs/cgroup]=rw
   [/proc/keys]=rw [/proc/timer_list]=rw
   [/tmp]=rw [/sandbox/home]=rw
-  [/sandbox/workspaces/wt]=rw ["$GITDIR"]=rw ["$COMMON/main/.git"]=rw
+  [/sandbox/workspaces/wt]=rw ["$GITDIR"]=rw ["$GITDIR/commondir"]=ro ["$GITDIR/gitdir"]=ro
+  ["$COMMON/main/.git"]=ro ["$COMMON/main/.git/objects"]=rw ["$COMMON/main/.git/objects/info"]=ro
+  ["$COMMON/main/.git/refs"]=rw ["$COMMON/main/.git/logs"]=rw
 )
 declare -A SEEN=()
 while read -r _ dest mode; do
@@ -80,7 +83,9 @@ for dest in "${!WANT[@]}"; do check "mount $dest is present" test -n "${SEEN[$de
 probe() { grep -qx "probe $1" <<<"$OUT"; }
 check "workspace is writable" probe "workspace writable"
 check "gitdir is writable" probe "gitdir writable"
-check "commondir is writable" probe "commondir writable"
+check "the mirror's top (config) is read-only" probe "commondir readonly"
+check "the mirror's hooks are read-only" probe "hooks readonly"
+check "the mirror's objects are writable" probe "objects writable"
 check "the credential is a 0600 copy in HOME, never a mount" probe "copy 600"
 check "the working dir is /sandbox/workspaces/wt" probe "pwd /sandbox/workspaces/wt"
 check "no other workspace is visible" probe "workspaces wt "

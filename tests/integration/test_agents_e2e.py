@@ -109,7 +109,8 @@ class AgentSeat(SeatTest):
     def run_agent(self, session, runtime, credential, mock, worktree, argv, env=None):
         proc, record = self.seat.status(
             "--id", session, "--runtime", runtime, "--credential", str(credential), "--network", mock.network,
-            "--workspace", str(worktree), "--timeout", "%ds" % (RUN_TIMEOUT - 30), "--", *argv,
+            "--workspace", str(worktree), "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"),
+            "--timeout", "%ds" % (RUN_TIMEOUT - 30), "--", *argv,
             timeout=RUN_TIMEOUT, env=env)
         self.assertNoContainer(session)
         return proc, record

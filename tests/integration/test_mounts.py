@@ -91,41 +91,56 @@ class LinkedWorktree(SeatTest):
         chown_tree(self.seat.dir)
         os.chown(self.seat.dir, 0, 0)
 
+    def mirror(self):
+        return ["--git-mirror", str(self.main / ".git")]
+
     def test_git_commit_inside_is_visible_on_the_host(self):
         inside = ("git -c user.name=agent -c user.email=agent@sandbox commit -q --allow-empty -m from-inside && "
                   "git log --format=%s -1 && pwd")
-        proc = self.seat.run("--workspace", str(self.ws), "--", "bash", "-c", inside)
+        proc = self.seat.run("--workspace", str(self.ws), *self.mirror(), "--", "bash", "-c", inside)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout, b"from-inside\n/sandbox/workspaces/wt1\n")
         self.assertEqual(git("log", "--format=%s", "-1", "task", cwd=self.main), "from-inside\n")
 
-    def test_dry_run_mounts_gitdir_and_commondir_at_the_same_paths(self):
+    def test_dry_run_mounts_the_mirror_read_only_and_what_commits_write_read_write(self):
         import json
-        proc = self.seat.run("--dry-run", "--workspace", str(self.ws), "--", "true")
+        proc = self.seat.run("--dry-run", "--workspace", str(self.ws), *self.mirror(), "--", "true")
         mounts = json.loads(proc.stdout)["create_body"]["mounts"]
         common = str(self.main / ".git")
         gitdir = common + "/worktrees/wt1"
-        binds = [(m["source"], m["destination"], m["options"]) for m in mounts if m["destination"] in (common, gitdir)]
-        self.assertEqual(binds, [(common, common, ["rbind", "rw"]), (gitdir, gitdir, ["rbind", "rw"])])
+        binds = [(m["source"], m["options"]) for m in mounts if m["source"] == m["destination"]]
+        self.assertEqual(binds, [(common, ["rbind", "ro"]), (common + "/objects", ["rbind", "rw"]),
+                                 (common + "/refs", ["rbind", "rw"]), (common + "/logs", ["rbind", "rw"]),
+                                 (common + "/objects/info", ["rbind", "ro"]), (gitdir, ["rbind", "rw"]),
+                                 (gitdir + "/commondir", ["rbind", "ro"]), (gitdir + "/gitdir", ["rbind", "ro"])])
 
-    def test_gitdir_outside_the_permitted_roots_is_refused(self):
+    def test_a_linked_worktree_without_a_named_mirror_is_refused(self):
+        proc, record = self.seat.status("--id", "credmounts-git-unnamed", "--workspace", str(self.ws), "--", "true")
+        self.assertLauncherError(proc, record, "git_unmountable",
+                                 f"workspace '{self.ws}': it is a linked worktree: name its mirror (the common dir) "
+                                 "with --git-mirror PATH; the '.git' file is written by the agent and is not trusted "
+                                 "alone")
+        self.assertNoContainer("credmounts-git-unnamed")
+
+    def test_a_mirror_outside_the_permitted_roots_is_refused(self):
         stray = self.seat.dir / "stray"
         stray.mkdir()
         git("init", "-q", "-b", "main", cwd=stray)
         git("commit", "-q", "--allow-empty", "-m", "x", cwd=stray)
         ws2 = self.seat.workspaces / "wt2"
         git("worktree", "add", "-q", str(ws2), cwd=stray)
-        gitdir = stray / ".git" / "worktrees" / "wt2"
-        proc, record = self.seat.status("--id", "credmounts-git-out", "--workspace", str(ws2), "--", "true")
+        proc, record = self.seat.status("--id", "credmounts-git-out", "--workspace", str(ws2),
+                                        "--git-mirror", str(stray / ".git"), "--", "true")
         self.assertLauncherError(proc, record, "git_unmountable",
-                                 f"workspace '{ws2}': gitdir '{gitdir}' lies outside the permitted git roots "
-                                 f"({self.common_root})")
+                                 f"workspace '{ws2}': --git-mirror '{stray / '.git'}' lies outside the permitted git "
+                                 f"roots ({self.common_root})")
         self.assertNoContainer("credmounts-git-out")
 
     def test_gitdir_that_does_not_resolve_is_refused(self):
         (self.ws / ".git").write_text("gitdir: /nonexistent/worktrees/wt1\n")
-        proc, record = self.seat.status("--id", "credmounts-git-gone", "--workspace", str(self.ws), "--", "true")
+        proc, record = self.seat.status("--id", "credmounts-git-gone", "--workspace", str(self.ws), *self.mirror(),
+                                        "--", "true")
         self.assertLauncherError(proc, record, "git_unmountable",
-                                 f"workspace '{self.ws}': gitdir '/nonexistent/worktrees/wt1' does not resolve to a "
-                                 "directory")
+                                 f"workspace '{self.ws}': '.git' names gitdir '/nonexistent/worktrees/wt1', which is "
+                                 f"not a worktree of the mirror '{self.main / '.git'}'")
         self.assertNoContainer("credmounts-git-gone")

@@ -180,7 +180,8 @@ TEST_CASE("a runtime puts its credential into the plan as paths and env names, n
   CHECK(destinations == std::vector<std::string>{"/tmp", "/sandbox/home"});
   std::vector<std::string> names;
   for (const auto& kv : plan.env) names.push_back(kv.first);
-  CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "OPENAI_BASE_URL"});
+  CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "OPENAI_BASE_URL", "AGENT_SANDBOX_SESSION"});
+  CHECK(plan.env.back().second == "c1");
   CHECK(create_body(plan)["command"].back() == "exec");
   req.runtime.clear();
   req.account = "work";

@@ -58,3 +58,24 @@ TEST_CASE("a podman list entry becomes a session") {
   CHECK(s.timeout_ms == 2000);
   CHECK(session_from_list_entry(nlohmann::json::parse(R"({"Id":"b","Labels":null})")).launcher_pid == 0);
 }
+
+TEST_CASE("odd labels make a container unjudgeable, never a crash or a guess") {
+  auto entry = [](const std::string& labels) {
+    return session_from_list_entry(nlohmann::json::parse(R"({"Id":"abc","Names":["asbx-x"],"Labels":)" + labels + "}"));
+  };
+  LiveSession s = entry(R"({"agent-sandbox.launcher-pid":"12abc","agent-sandbox.boot-id":"boot-a"})");
+  CHECK(s.odd == "label agent-sandbox.launcher-pid is '12abc', not a number");
+  CHECK(orphan_reason(s, host(false)) == "");
+  CHECK(entry(R"({"agent-sandbox.launcher-pid":"-5"})").odd == "label agent-sandbox.launcher-pid is '-5', not a number");
+  CHECK(entry(R"({"agent-sandbox.started":7})").odd == "label agent-sandbox.started is '7', not a number");
+  CHECK(entry(R"({"agent-sandbox.timeout-ms":"99999999999999999999"})").odd ==
+        "label agent-sandbox.timeout-ms is '99999999999999999999', not a number");
+  CHECK(entry(R"({"agent-sandbox.launcher-pid":"9999999999"})").odd ==
+        "label agent-sandbox.launcher-pid is 9999999999, past any pid");
+  CHECK(session_from_list_entry(nlohmann::json::parse(R"({"Id":"abc","Names":[7],"Labels":{}})")).odd ==
+        "podman listed it without a name");
+  CHECK(session_from_list_entry(nlohmann::json::parse(R"({"Id":5,"Names":null,"State":1,"Labels":"x"})")).odd ==
+        "podman listed it without an Id");
+  CHECK(session_from_list_entry(nlohmann::json::parse(R"([1,2])")).odd == "podman listed it without an Id");
+  CHECK(entry(R"({"agent-sandbox.launcher-pid":"123"})").odd == "");
+}

@@ -117,6 +117,8 @@ TEST_CASE("golden: runtime + workspace + git (codex credential, linked worktree)
   t.write("home/.codex/auth.json", "{}");
   t.write("workspaces/wt1/.git", "gitdir: " + t.s("git/main/.git/worktrees/wt1") + "\n");
   t.write("git/main/.git/worktrees/wt1/commondir", "../..\n");
+  t.write("git/main/.git/worktrees/wt1/gitdir", t.s("workspaces/wt1/.git") + "\n");
+  for (const char* f : {"objects/info/packs", "refs/heads/main", "logs/HEAD"}) t.write(std::string("git/main/.git/") + f, "");
   UserFacts root = user(0, t.s("home"));
   SeatConfig seat = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\n"
                                       "runtime_dir = \"/run/agent-sandbox/sessions\"\n"
@@ -127,6 +129,7 @@ TEST_CASE("golden: runtime + workspace + git (codex credential, linked worktree)
   Request r = request("g-runtime", {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "fix it"});
   r.runtime = "codex";
   r.workspace = t.s("workspaces/wt1");
+  r.git_mirror = t.s("git/main/.git");
   r.network = "ns:/run/netns/model";
   r.timeout = "10m";
   check_golden("runtime-workspace-git", build_plan(r, seat, root, fixed_facts()), t.dir.string());

@@ -37,9 +37,9 @@ std::string rejection(const std::string& path, const std::string& root) {
   return "accepted";
 }
 
-std::string git_rejection(const std::string& ws, const std::vector<std::string>& roots) {
+std::string git_rejection(const std::string& ws, const std::vector<std::string>& roots, const std::string& mirror = "") {
   try {
-    plan_git_mounts(ws, roots);
+    plan_git_mounts(ws, mirror, roots);
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::git_unmountable);
     return e.what();
@@ -71,6 +71,9 @@ TEST_CASE("workspace escape corpus") {
   CHECK(rejection(r + "/nope", r) == "workspace '" + r + "/nope' does not resolve: No such file or directory");
   CHECK(rejection(r + "/file", r) == "workspace '" + r + "/file' is not a directory");
   CHECK(rejection("one", r) == "workspace 'one' must be an absolute path");
+  CHECK(rejection(r + "/one/inner", r) ==
+        "workspace '" + r + "/one/inner' is nested below '" + r + "/one': a workspace must be a direct child of the "
+        "permitted root '" + r + "' (one inside another would show one session's files to another)");
   WorkspaceMount ok = plan_workspace(r + "/one/", r);
   CHECK(ok.container_path == "/sandbox/workspaces/one");
   Mount expected{"bind", r + "/one", "/sandbox/workspaces/one", {"rbind", "rw"}};
@@ -90,28 +93,68 @@ TEST_CASE("gitdir files parse like git reads them") {
   CHECK(join_git_path("/g/wt", "/abs") == "/abs");
 }
 
-TEST_CASE("a linked worktree mounts its common dir and gitdir at the same paths") {
+TEST_CASE("a linked worktree mounts the caller's mirror read-only, and only what a commit writes read-write") {
   TempDir t;
   fs::create_directories(t.dir / "ws/wt");
-  fs::create_directories(t.dir / "common/repo/.git/worktrees/wt");
-  std::string common = t.s("common/repo/.git");
-  t.write("ws/wt/.git", "gitdir: " + common + "/worktrees/wt\n");
+  std::string common = t.s("common/repo/.git"), gitdir = common + "/worktrees/wt", ws = t.s("ws/wt");
+  for (const char* d : {"objects/info", "refs/heads", "logs", "hooks", "worktrees/wt"})
+    fs::create_directories(fs::path(common) / d);
+  t.write("ws/wt/.git", "gitdir: " + gitdir + "\n");
   t.write("common/repo/.git/worktrees/wt/commondir", "../..\n");
-  auto mounts = plan_git_mounts(t.s("ws/wt"), {t.s("common")});
-  CHECK(mounts == std::vector<Mount>{{"bind", common, common, {"rbind", "rw"}},
-                                     {"bind", common + "/worktrees/wt", common + "/worktrees/wt", {"rbind", "rw"}}});
-  CHECK(plan_git_mounts(t.s("common/repo"), {}).empty());  // a plain repository: nothing extra
-  CHECK(git_rejection(t.s("ws/wt"), {t.s("elsewhere")}) ==
-        "workspace '" + t.s("ws/wt") + "': gitdir '" + common + "/worktrees/wt' lies outside the permitted git roots (" +
-            t.s("elsewhere") + ")");
-  t.write("common/repo/.git/worktrees/wt/commondir", "");
-  CHECK(git_rejection(t.s("ws/wt"), {t.s("common")}) ==
-        "workspace '" + t.s("ws/wt") + "': gitdir '" + common + "/worktrees/wt' has no 'commondir' file");
-  t.write("ws/wt/.git", "nonsense\n");
-  CHECK(git_rejection(t.s("ws/wt"), {t.s("common")}) ==
-        "workspace '" + t.s("ws/wt") + "': '.git' is a file without a 'gitdir:' line");
+  t.write("common/repo/.git/worktrees/wt/gitdir", ws + "/.git\n");
+  t.write("common/repo/.git/config", "[core]\n\tbare = false\n");
+  auto mounts = plan_git_mounts(ws, common, {t.s("common")});
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const auto& m : mounts) {
+    CHECK(m.source == m.destination);
+    CHECK(m.source_ino != 0);  // every bind is verified inside the container before start
+    got.emplace_back(m.source, m.options[1]);
+  }
+  CHECK(got == std::vector<std::pair<std::string, std::string>>{
+                   {common, "ro"}, {common + "/objects", "rw"}, {common + "/refs", "rw"}, {common + "/logs", "rw"},
+                   {common + "/objects/info", "ro"}, {gitdir, "rw"}, {gitdir + "/commondir", "ro"},
+                   {gitdir + "/gitdir", "ro"}});
+  CHECK(plan_git_mounts(t.s("common/repo"), "", {}).empty());  // a plain repository: nothing extra
+  std::string w = "workspace '" + ws + "': ";
+  CHECK(git_rejection(ws, {t.s("common")}) ==
+        w + "it is a linked worktree: name its mirror (the common dir) with --git-mirror PATH; the '.git' file is "
+            "written by the agent and is not trusted alone");
+  CHECK(git_rejection(ws, {t.s("elsewhere")}, common) ==
+        w + "--git-mirror '" + common + "' lies outside the permitted git roots (" + t.s("elsewhere") + ")");
+  CHECK(git_rejection(t.s("common/repo"), {t.s("common")}, common) ==
+        "workspace '" + t.s("common/repo") + "': --git-mirror is named but the workspace has no '.git' file (not a "
+                                              "linked worktree)");
+  // The agent redirects '.git' to another repository's worktree under the same root.
+  fs::create_directories(t.dir / "common/other/.git/worktrees/x");
+  t.write("common/other/.git/worktrees/x/commondir", "../..\n");
+  t.write("ws/wt/.git", "gitdir: " + t.s("common/other/.git/worktrees/x") + "\n");
+  CHECK(git_rejection(ws, {t.s("common")}, common) ==
+        w + "'.git' names gitdir '" + t.s("common/other/.git/worktrees/x") + "', which is not a worktree of the mirror '" +
+            common + "'");
+  // ... or the gitdir's commondir to another repository.
   t.write("ws/wt/.git", "gitdir: ../../common/repo/.git/worktrees/wt\n");
-  t.write("common/repo/.git/worktrees/wt/commondir", "/etc\n");
-  CHECK(git_rejection(t.s("ws/wt"), {t.s("common"), "/"}) ==
-        "workspace '" + t.s("ws/wt") + "': commondir '/etc' is a reserved path");
+  t.write("common/repo/.git/worktrees/wt/commondir", t.s("common/other/.git") + "\n");
+  CHECK(git_rejection(ws, {t.s("common")}, common) ==
+        w + "gitdir '" + gitdir + "' has no 'commondir' leading back to the mirror '" + common + "'");
+  t.write("common/repo/.git/worktrees/wt/commondir", "../..\n");
+  // The worktree entry belongs to another workspace (the link back does not lead here).
+  t.write("common/repo/.git/worktrees/wt/gitdir", t.s("ws/other/.git") + "\n");
+  CHECK(git_rejection(ws, {t.s("common")}, common) ==
+        w + "gitdir '" + gitdir + "' does not point back at '" + ws +
+            "/.git' (its 'gitdir' file names another worktree)");
+  t.write("common/repo/.git/worktrees/wt/gitdir", ws + "/.git\n");
+  t.write("ws/wt/.git", "nonsense\n");
+  CHECK(git_rejection(ws, {t.s("common")}, common) == w + "'.git' is a file without a 'gitdir:' line");
+  t.write("ws/wt/.git", "gitdir: " + gitdir + "\n");
+  CHECK(git_rejection(ws, {t.s("common"), "/"}, "/etc") == w + "--git-mirror '/etc' is a reserved path");
+  CHECK(git_rejection(ws, {t.s("ws")}, ws) ==
+        w + "--git-mirror '" + ws + "' and the workspace overlap (the agent could write the mirror's config)");
+  t.write("common/repo/.git/config", "[extensions]\n\tworktreeConfig = true\n");
+  CHECK(git_rejection(ws, {t.s("common")}, common) ==
+        w + "the mirror's config enables extensions.worktreeConfig: the worktree's own config would be written by the "
+            "agent");
+  t.write("common/repo/.git/config", "");
+  fs::remove(fs::path(common) / "logs");
+  CHECK(git_rejection(ws, {t.s("common")}, common) ==
+        w + "'" + common + "/logs' is not a directory (mkdir it in the mirror)");
 }

@@ -1,0 +1,111 @@
+// Files the launcher writes at a caller's path (launcher/safe_files.h) and what --network may
+// reach (launcher/netns_check.h): the parts that need no root and no namespace of their own.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/config.h"
+#include "launcher/error.h"
+#include "launcher/netns_check.h"
+#include "launcher/safe_files.h"
+
+using namespace asbx;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    char tmpl[] = "/tmp/asbx-unit-files-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(dir); }
+  std::string s(const std::string& rel) const { return (dir / rel).string(); }
+  std::string read(const std::string& rel) const {
+    std::ifstream in(dir / rel);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+};
+
+std::string reach_refusal(const std::string& spec, const SeatConfig& seat = {}) {
+  try {
+    check_network_reach(spec, seat, "--network");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    return e.what();
+  }
+  return "accepted";
+}
+}  // namespace
+
+TEST_CASE("a file put beside a planted symlink or hardlink replaces the name, never the target") {
+  TempDir t;
+  std::ofstream(t.dir / "victim") << "precious";
+  fs::create_symlink(t.dir / "victim", t.dir / "status.json");
+  fs::create_hard_link(t.dir / "victim", t.dir / "capture.log");
+  for (const char* name : {"status.json", "capture.log"}) {
+    std::string tmp, why;
+    int fd = create_beside(t.s(name), 0600, tmp, why);
+    REQUIRE(fd >= 0);
+    CHECK(tmp.rfind(t.s(name) + ".tmp.", 0) == 0);
+    CHECK(tmp.size() == t.s(name).size() + 5 + 16);  // 16 random hex digits
+    CHECK(::write(fd, "new", 3) == 3);
+    ::close(fd);
+    CHECK(replace_with(tmp, t.s(name), why));
+    CHECK(t.read(name) == "new");
+    CHECK(!fs::is_symlink(t.dir / name));
+  }
+  CHECK(t.read("victim") == "precious");
+  CHECK(fs::hard_link_count(t.dir / "victim") == 1);
+  std::string tmp, why;
+  CHECK(create_beside(t.s("no/such/dir/f"), 0600, tmp, why) == -1);
+  CHECK(why == "cannot open '" + t.s("no/such/dir/f") + "': No such file or directory");
+}
+
+TEST_CASE("the ledger is appended to only when it is a regular file with one link of the launcher's uid") {
+  TempDir t;
+  std::string why;
+  int fd = open_append_owned(t.s("ledger"), why);  // created when absent
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  std::ofstream(t.dir / "victim") << "precious";
+  fs::create_symlink(t.dir / "victim", t.dir / "via-symlink");
+  fs::create_hard_link(t.dir / "victim", t.dir / "via-hardlink");
+  ::mkfifo(t.s("fifo").c_str(), 0600);
+  CHECK(open_append_owned(t.s("via-symlink"), why) == -1);
+  CHECK(why == "it is a symlink (refused)");
+  why.clear();
+  CHECK(open_append_owned(t.s("via-hardlink"), why) == -1);
+  CHECK(why == "it has 2 hard links (refused)");
+  why.clear();
+  CHECK(open_append_owned(t.s("fifo"), why) == -1);  // no reader: never blocks
+  CHECK(!why.empty());
+  CHECK(t.read("victim") == "precious");
+}
+
+TEST_CASE("--network reaches only /run/netns/NAME or what the seat config lists") {
+  const std::string outside = "only namespaces directly in /run/netns/ or listed in the seat config's netns_allowed";
+  for (const char* path : {"/proc/self/ns/net", "/proc/1/ns/net", "/var/run/netns/x", "/run/netns/a/b", "/tmp/ns"})
+    CHECK(reach_refusal(std::string("ns:") + path) == std::string("--network: 'ns:") + path + "' is refused: " + outside);
+  CHECK(reach_refusal("ns:/run/netns/asbx-unit-absent") == "accepted");  // podman refuses a missing one itself
+  CHECK(reach_refusal("container:proxy") ==
+        "--network: 'container:proxy' is refused: only containers listed in the seat config's network_containers");
+  SeatConfig seat;
+  seat.path = "/etc/seat.toml";
+  seat.network_containers = {"proxy"};
+  seat.netns_allowed = {"/tmp/ns"};
+  CHECK(reach_refusal("container:proxy", seat) == "accepted");
+  CHECK(reach_refusal("ns:/tmp/ns", seat) == "accepted");
+  CHECK(reach_refusal("container:other", seat) ==
+        "--network: 'container:other' is refused: only containers listed in the seat config's network_containers "
+        "(/etc/seat.toml)");
+  CHECK(reach_refusal("host") ==
+        "--network: 'host' is refused: it would give the agent the seat's own network stack; use none, "
+        "ns:/run/netns/NAME, container:NAME or slirp4netns");
+  auto seat_toml = parse_seat_config("netns_allowed = [\"/a\"]\nnetwork_containers = [\"b\"]\n", "s.toml", UserFacts{});
+  CHECK(seat_toml.netns_allowed == std::vector<std::string>{"/a"});
+  CHECK(seat_toml.network_containers == std::vector<std::string>{"b"});
+}
