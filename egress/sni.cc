@@ -71,7 +71,7 @@ SniResult client_hello_sni(std::string_view bytes) {
     r.num(1);  // minor: any 3.x
     std::uint32_t length = r.num(2);
     if (type != 22 || major != 3 || length == 0 || length > 16384 + 2048) return result(Status::not_tls);
-    if (r.left() < length) break;
+    if (r.left() < length) return result(Status::incomplete);  // the rest of this record is on its way
     handshake += r.take(length);
     if (handshake.size() >= 4) {
       if (static_cast<std::uint8_t>(handshake[0]) != 1) return result(Status::not_tls);  // not a ClientHello

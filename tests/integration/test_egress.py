@@ -13,9 +13,11 @@ import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import unittest
 
-from harness import CODES, ROOT, podman, readable_copies, unavailable
+from harness import LAUNCHER, ROOT, podman, readable_copies, unavailable
 import test_agents_e2e as e2e
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -292,6 +294,39 @@ class Rootless(EgressSeat):
         self.assertEqual(out.split(), [])
 
 
+class RemoteRootlessSeat(unittest.TestCase):
+    """Remote dispatch to a rootless seat host (rd-1, scripts/test-prep.d/40-remote-seats.sh): the
+    seat's sandbox-run opens the door from a systemd user session over ssh. The seat's own sshd on
+    127.0.0.1:22 is the upstream (tests/integration/remote/seat.toml maps api.seat.test to it)."""
+
+    def test_the_wall_on_a_remote_rootless_seat(self):
+        registry = pathlib.Path(os.environ.get("ASBX_EGRESS_REGISTRY", "/var/lib/agent-sandbox/seats/registry-rd.toml"))
+        host = os.environ.get("ASBX_EGRESS_SEAT", "rd-1")
+        if not registry.exists():
+            unavailable(self, "seats rd-1/rd-2 not up (%s; scripts/test-prep.d/40-remote-seats.sh)" % registry)
+        work = pathlib.Path(tempfile.mkdtemp(prefix="asbx-egress-remote-"))
+        self.addCleanup(shutil.rmtree, work, True)
+        status = work / "status.json"
+        probe = ("ls /sys/class/net; exec 3<>/dev/tcp/127.0.0.1/3128; "
+                 "printf 'GET http://api.seat.test:22/ HTTP/1.1\\r\\nHost: api.seat.test:22\\r\\n\\r\\n' >&3; "
+                 "head -c 7 <&3; echo; exec 4<>/dev/tcp/127.0.0.1/3128; "
+                 "printf 'CONNECT evil.example:443 HTTP/1.1\\r\\n\\r\\n' >&4; head -1 <&4 | tr -d '\\r'; "
+                 "(exec 5<>/dev/tcp/127.0.0.1/22) 2>&1 | head -1 | sed 's/.*: //'")
+        env = dict(os.environ, XDG_STATE_HOME=str(work / "state"), XDG_CONFIG_HOME=str(work / "config"))
+        proc = subprocess.run([str(LAUNCHER), "--registry", str(registry), "--host", host, "--status-file", str(status),
+                               "--id", "eg-remote-%d" % os.getpid(), "--egress", "http://api.seat.test:22", "--",
+                               "bash", "-c", probe], capture_output=True, timeout=180, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), "lo\nSSH-2.0\nHTTP/1.1 403 Forbidden\nConnection refused\n")
+        self.assertIn(b"sandbox-run: egress: refused evil.example:443: not_allowed\n", proc.stderr)
+        record = json.loads(status.read_text())
+        self.assertEqual((record["seat"], record["mode"], record["network"]), (host, "rootless", "none"))
+        allowed = record["egress"]["allowed"]
+        self.assertEqual([(a["host"], a["port"], a["connections"]) for a in allowed], [("api.seat.test", 22, 1)])
+        self.assertGreater(allowed[0]["bytes_in"], 0)
+        self.assertEqual(record["egress"]["refused"],
+                         [{"host": "evil.example", "port": 443, "reason": "not_allowed", "count": 1}])
+
+
 if __name__ == "__main__":
-    import unittest
     unittest.main()

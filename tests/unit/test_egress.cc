@@ -155,7 +155,7 @@ TEST_CASE("addresses: non-public ranges and CIDRs") {
 TEST_CASE("the request head: CONNECT and absolute-form, nothing else") {
   RequestHead h = parse_request_head("CONNECT api.openai.com:443 HTTP/1.1\r\nHost: api.openai.com:443\r\n\r\nTLS");
   REQUIRE(h.status == RequestHead::Status::ok);
-  CHECK(h.length == 58);
+  CHECK(h.length == 65);
   CHECK(h.header("host") == "api.openai.com:443");
   Destination d = destination_of(h);
   CHECK((d.ok && d.host == "api.openai.com" && d.port == 443 && !d.plain_http));
