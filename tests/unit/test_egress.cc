@@ -4,6 +4,7 @@
 
 #include "egress/address.h"
 #include "egress/decision.h"
+#include "egress/door.h"
 #include "egress/http_head.h"
 #include "egress/policy.h"
 #include "egress/sni.h"
@@ -269,4 +270,10 @@ TEST_CASE("an egress plan: proxy variables in the env, the policy in the dry run
   CHECK(error_of([&] { build_plan(r, seat_from(""), root_user(), f); }, ErrorKind::usage) ==
         "--egress: needs network none (the wall is the container's own empty namespace); the session's network is "
         "'slirp4netns'");
+}
+
+TEST_CASE("the door fails closed with egress_unavailable naming the step") {
+  CHECK(error_of([] { open_door(999999999, 3128); }, ErrorKind::egress_unavailable) ==
+        "egress door: cannot open /proc/999999999/ns/net: No such file or directory");
+  CHECK(exit_code_of(ErrorKind::egress_unavailable) == 224);
 }
