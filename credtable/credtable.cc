@@ -4,6 +4,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "egress/policy.h"
 #include "launcher/fdio.h"
 #include "launcher/error.h"
 #include "launcher/toml_util.h"
@@ -55,6 +56,10 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
       {"command", str(row.command, "command")},
       {"inner_sandbox_off", [&](const toml::node& n) { row.inner_sandbox_off = get_strings(n, path, "inner_sandbox_off"); }},
       {"inner_sandbox_why", str(row.inner_sandbox_why, "inner_sandbox_why")},
+      {"egress", [&](const toml::node& n) {
+         row.egress = get_strings(n, path, "egress");
+         for (const auto& e : row.egress) parse_egress_rule(e, where(path, n) + ": runtime egress", true);
+       }},
   });
   if (row.command.empty()) row.command = row.name;
   check_row(row, node, path);

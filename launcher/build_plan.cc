@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "credtable/credential.h"
+#include "credtable/credtable.h"
 #include "credtable/env_policy.h"
 #include "launcher/error.h"
 #include "launcher/netns_check.h"
@@ -67,6 +68,23 @@ void check_distinct_destinations(const std::vector<Mount>& mounts) {
 
 std::string seat_config_hint(const UserFacts& user) { return default_seat_config_path(user); }
 
+// --egress: the wall is the container's own empty namespace, so the mode must stay `none`; the
+// door's address reaches the agent as proxy variables (not secrets).
+void plan_session_egress(const Request& req, const SeatConfig& seat, LaunchPlan& plan) {
+  if (req.egress.empty()) return;
+  if (plan.network != "none")
+    throw Error(ErrorKind::usage, "--egress: needs network none (the wall is the container's own empty namespace); "
+                                  "the session's network is '" + plan.network + "'");
+  std::vector<std::string> row_rules;
+  if (!req.runtime.empty()) row_rules = find_row(load_credtable(credtable_path(seat)), req.runtime).egress;
+  std::string source = seat.path.empty() ? "the seat config" : seat.path;
+  plan.egress = plan_egress(req.egress, row_rules, req.runtime, seat.egress, source);
+  std::string url = "http://127.0.0.1:" + std::to_string(plan.egress.port);
+  for (const char* name : {"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"}) plan.env.emplace_back(name, url);
+  for (const char* name : {"NO_PROXY", "no_proxy"}) plan.env.emplace_back(name, "localhost,127.0.0.1,::1");
+  plan.env.emplace_back("NODE_USE_ENV_PROXY", "1");
+}
+
 }  // namespace
 
 SessionFacts current_session_facts() {
@@ -127,6 +145,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan_runtime(req, seat, user, facts, plan);  // a runtime's row replaces the env: the marker comes after
   // The launcher's session marker, in every container: agent-sandbox-unsafe refuses to run where it is set.
   plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
+  plan_session_egress(req, seat, plan);
   plan.labels = session_labels(plan, user, facts);
   return plan;
 }

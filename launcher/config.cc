@@ -105,6 +105,7 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"network_containers", [&](const toml::node& n) { c.network_containers = get_strings(n, path, "network_containers"); }},
       {"waive_unenforced_limits", [&](const toml::node& n) { c.waive_unenforced_limits = get_bool(n, path, "waive_unenforced_limits"); }},
       {"limits", [&](const toml::node& n) { apply_limits(n, path, c); }},
+      {"egress", [&](const toml::node& n) { c.egress = parse_egress_seat(n, path); }},
   });
   return c;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "egress/policy.h"
+
 namespace asbx {
 
 struct SeatConfig {
@@ -25,6 +27,7 @@ struct SeatConfig {
   std::int64_t pids = 512;
   double cpus = 4;
   std::int64_t cpu_shares = 256;
+  EgressSeat egress;  // [egress]: the cap, static names, private exceptions (docs/EGRESS.md)
 };
 
 // Facts about the user the launcher runs as; passed in so policy stays pure.

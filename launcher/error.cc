@@ -2,7 +2,7 @@
 
 namespace asbx {
 
-// The one table. Launcher codes are taken from the block 200-223 reserved for them
+// The one table. Launcher codes are taken from the block 200-231 reserved for them
 // (docs/EXIT-CODES.md; test_errors.cc keeps every row inside it, not every code of it is
 // used): clear of 0-2, of 126/127 and of 128+N for the signals (N <= 64), so an agent's
 // own code is rarely mistaken for ours; the status record's error_kind removes the
@@ -32,6 +32,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::ssh_failed, 220, "ssh_failed", "the ssh session to the seat failed or dropped"},
       {ErrorKind::unsafe_refused, 221, "unsafe_refused", "agent-sandbox-unsafe refused: not a human at a terminal"},
       {ErrorKind::seat_full, 222, "seat_full", "sandbox-run --slots N: every slot of the seat is taken (the caller tries the next seat)"},
+      {ErrorKind::egress_unavailable, 224, "egress_unavailable", "the egress door (the proxy's listener inside the container) could not be opened; nothing ran"},
   };
   return table;
 }

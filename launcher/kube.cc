@@ -203,6 +203,19 @@ json pod_labels(const LaunchPlan& plan) {
   return labels;
 }
 
+// The egress allowlist, or "none". The door (127.0.0.1:PORT in the agent's env) has no Pod form:
+// docs/KUBERNETES.md says what must serve it.
+std::string egress_annotation(const EgressPlan& e) {
+  if (!e.enabled) return "none";
+  std::vector<std::string> rules;
+  for (const auto& r : e.rules) rules.push_back(r.text());
+  std::string list = joined(rules, ",");
+  if (list.size() > 63)
+    throw Error(ErrorKind::usage, "kube: the egress list '" + list + "' is longer than the 63 characters an annotation "
+                                  "may hold (podman 4.3's kube play limit); ask for fewer names");
+  return list;
+}
+
 // One key per value, each value short: podman 4.3's `kube play` refuses annotation values
 // longer than 63 characters (Kubernetes itself allows 256 KiB in all).
 json gap_annotations(const LaunchPlan& plan, const PodVolumes& v) {
@@ -217,6 +230,7 @@ json gap_annotations(const LaunchPlan& plan, const PodVolumes& v) {
       {"agent-sandbox/pod-security", v.host_path_volumes.empty() ? "restricted" : "privileged"},
       {"agent-sandbox/init", "podman-init"},
       {"agent-sandbox/network", plan.network},
+      {"agent-sandbox/egress", egress_annotation(plan.egress)},
   };
   for (const auto& [suffix, options] : v.unsaid_options) a[std::string(kMountOptionsKey) + "." + suffix] = options;
   return a;
@@ -269,6 +283,7 @@ const std::vector<KubeGap>& kube_gaps() {
       {"agent-sandbox/pod-security", "the Pod Security level the namespace must admit"},
       {"agent-sandbox/init", "an init process as PID 1 (signals, zombies)"},
       {"agent-sandbox/network", "the session's network mode"},
+      {"agent-sandbox/egress", "the egress allowlist (none, or HOST:PORT,...) the door's proxy must enforce"},
       {"agent-sandbox/mount-options.VOLUME", "mount options beyond read-only (nosuid, nodev, noexec, mode, U), per volume"},
   };
   return gaps;

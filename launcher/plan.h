@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "egress/policy.h"
+
 namespace asbx {
 
 struct Limits {
@@ -53,6 +55,7 @@ struct LaunchPlan {
   std::map<std::string, std::string> labels;
   std::string hostname;
   std::string network = "none";
+  EgressPlan egress;           // the proxy behind the door, when --egress was given
   bool tty = false;
   std::int64_t timeout_ms = 0;  // 0 = none
   std::int64_t grace_ms = 10'000;  // after a forwarded signal, before the kill

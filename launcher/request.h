@@ -23,6 +23,7 @@ struct Request {
   std::optional<std::int64_t> cpu_shares;
   std::optional<std::string> timeout;
   std::optional<std::string> network;
+  std::vector<std::string> egress;  // --egress HOST[:PORT] | http://HOST[:PORT] | default (repeatable)
   std::string runtime;     // credtable row; "" = no credentials
   std::string account;     // credential identity within the row
   std::string credential;  // explicit credential path (overrides the row's template)

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "launcher/error.h"
 
 namespace asbx {
@@ -37,6 +39,7 @@ struct SessionResult {
   std::int64_t setup_ms = 0;  // until the agent started
   std::int64_t run_ms = 0;    // the agent's own run
   std::int64_t total_ms = 0;
+  nlohmann::json egress;  // null without --egress; else egress/tally.h's record
 };
 
 // A launcher failure recorded into a result (outcome, code, kind, message).

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <unistd.h>
 
+#include "egress/wall.h"
 #include "launcher/attach.h"
 #include "launcher/cgroup_monitor.h"
 #include "launcher/container_root.h"
@@ -91,6 +92,7 @@ class Session {
     check_command(root, state);
     check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
     home_.stage(root, plan_);
+    egress_.open(pid, plan_);  // the door into the container's own namespace (docs/EGRESS.md)
   }
 
   // A bind source swapped for something else between validation and mount (a
@@ -245,6 +247,7 @@ class Session {
   }
 
   void cleanup() {
+    result_.egress = egress_.close(plan_);
     if (result_.container_id.empty()) return;
     result_.container_removed = api_.remove(result_.container_id);
     if (!result_.container_removed)
@@ -258,6 +261,7 @@ class Session {
   SessionResult result_;
   CgroupMonitor monitor_;
   SessionHome home_;
+  EgressWall egress_;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;
   bool kill_sent_ = false;

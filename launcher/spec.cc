@@ -38,6 +38,16 @@ json env_json(const LaunchPlan& plan) {
   return env;
 }
 
+json egress_plan_json(const EgressPlan& e) {
+  if (!e.enabled) return nullptr;
+  json rules = json::array(), private_ok = json::array();
+  for (const auto& r : e.rules) rules.push_back(r.text());
+  for (const auto& c : e.private_ok) private_ok.push_back(c.text());
+  return {{"door", "127.0.0.1:" + std::to_string(e.port)}, {"allow", rules},   {"hosts", e.hosts},
+          {"private_ok", private_ok}, {"idle_ms", e.idle_ms}, {"total_ms", e.total_ms},
+          {"max_connections", e.max_connections}};
+}
+
 }  // namespace
 
 json create_body(const LaunchPlan& plan) {
@@ -56,6 +66,7 @@ json create_body(const LaunchPlan& plan) {
       {"stdin", true},
       {"labels", plan.labels},
       {"netns", netns_json(parse_network(plan.network, "--network"))},
+      {"httpproxy", false},  // podman would copy its own proxy variables in: the plan's env is all
       {"r_limits", rlimits_json(plan.limits)},
       {"resource_limits", resources_json(plan.limits)},
       {"mounts", mounts_json(plan.mounts)},
@@ -92,6 +103,7 @@ json plan_json(const LaunchPlan& plan) {
       {"env_names", env_names},
       {"credentials", creds},
       {"session_dir", plan.session_dir},
+      {"egress", egress_plan_json(plan.egress)},
       {"create_body", create_body(plan)},
   };
 }

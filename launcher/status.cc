@@ -63,6 +63,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"limits", limits_json(plan, r)},
       {"mode", plan.rootless ? "rootless" : "rootful"},
       {"network", plan.network},
+      {"egress", r.egress},
       {"warnings", r.warnings},
       {"container_id", or_null(r.container_id)},
       {"container_removed", r.container_removed},

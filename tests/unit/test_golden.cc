@@ -2,7 +2,7 @@
 // so any change to what reaches podman shows in review as a diff of tests/unit/golden/.
 // After an intended change, regenerate them and commit the diff:
 //   ASBX_UPDATE_GOLDEN=1 build/unit-tests -tc='golden*'
-// A new kind of plan (egress, once it exists) gets its own TEST_CASE and file here.
+// A new kind of plan gets its own TEST_CASE and file here.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -142,4 +142,17 @@ TEST_CASE("golden: rootless (keep-id, the caller's own uid)") {
   Request r = request("g-rootless", {"claude", "--version"});
   r.tty = true;
   check_golden("rootless", build_plan(r, seat, u, fixed_facts()));
+}
+
+TEST_CASE("golden: egress (claude row's endpoints through the door)") {
+  TempTree t;
+  t.write("home/.claude/.credentials.json", "{}");
+  UserFacts root = user(0, t.s("home"));
+  SeatConfig seat = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\ncredtable = \"" + kCredtable +
+                                          "\"\n[egress]\nallow = [\"*.anthropic.com\"]\n",
+                                      "/etc/seat.toml", root);
+  Request r = request("g-egress", {"claude", "-p", "hi", "--dangerously-skip-permissions"});
+  r.runtime = "claude";
+  r.egress = {"default"};
+  check_golden("egress", build_plan(r, seat, root, fixed_facts()), t.dir.string());
 }

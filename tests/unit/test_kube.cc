@@ -163,6 +163,7 @@ TEST_CASE("kube: what a Pod cannot say is annotated, one key per documented gap"
                              {"agent-sandbox/pod-security", "privileged"},
                              {"agent-sandbox/init", "podman-init"},
                              {"agent-sandbox/network", "none"},
+                             {"agent-sandbox/egress", "none"},
                              {"agent-sandbox/mount-options.tmp", "nosuid,nodev,mode=1777"},
                              {"agent-sandbox/mount-options.home", "nosuid,nodev,mode=0700,U"},
                              {"agent-sandbox/mount-options.bind0", "nosuid,nodev"},
@@ -244,4 +245,27 @@ TEST_CASE("yaml: block style, every string double-quoted, risky keys quoted") {
         "text: \"line\\nnext \\\"q\\\" \\u007f \\u0085 \\u2028 tab\\t\"\n");
   CHECK(yaml_stream({json{{"a", 1}}, json{{"b", 2}}}) == "a: 1\n---\nb: 2\n");
   CHECK_THROWS_WITH_AS(to_yaml(json("\xff")), "kube: a value is not valid UTF-8, so it cannot be written as YAML", Error);
+}
+
+TEST_CASE("kube: an egress session keeps the deny-all policy, names its list and carries the proxy variables") {
+  Request r;
+  r.id = "k3";
+  r.argv = {"true"};
+  r.egress = {"api.openai.com", "*.anthropic.com"};
+  LaunchPlan plan = build_plan(r, parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user()), root_user(), facts());
+  auto docs = kube_manifest(plan);
+  REQUIRE(docs.size() == 2);
+  CHECK(docs[1]["kind"] == "NetworkPolicy");
+  CHECK(docs[0]["metadata"]["annotations"]["agent-sandbox/egress"] == "api.openai.com:443,*.anthropic.com:443");
+  json env = docs[0]["spec"]["containers"][0]["env"];
+  CHECK(std::find(env.begin(), env.end(), json({{"name", "HTTPS_PROXY"}, {"value", "http://127.0.0.1:3128"}})) != env.end());
+  r.egress = {"a-very-long-name-for-an-endpoint.example.com", "another-long-endpoint.example.com"};
+  plan = build_plan(r, parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user()), root_user(), facts());
+  try {
+    kube_manifest(plan);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(std::string(e.what()).rfind("kube: the egress list 'a-very-long-name", 0) == 0);
+  }
 }

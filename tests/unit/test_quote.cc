@@ -60,3 +60,12 @@ TEST_CASE("seat_argv carries the request's options and the command verbatim") {
         "sandbox-run --status-file \"$XDG_RUNTIME_DIR\"/agent-sandbox-status.s1.json --slots 4 --id s1 --memory 2g "
         "--pids 64 --runtime codex --account work --tty -- codex exec 'fix it; rm -rf /'");
 }
+
+TEST_CASE("seat_argv carries every --egress, in order") {
+  Request r;
+  r.id = "s2";
+  r.egress = {"default", "http://api.mock.test:8080"};
+  r.argv = {"true"};
+  CHECK(seat_argv(r, 1) == std::vector<std::string>{"sandbox-run", "--slots", "1", "--id", "s2", "--egress", "default",
+                                                    "--egress", "http://api.mock.test:8080", "--", "true"});
+}
