@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "credtable/lifetime.h"
 #include "launcher/config.h"
 
 namespace asbx {
@@ -19,6 +20,7 @@ struct CredRow {
   std::string command;                          // the CLI's argv[0] basename (default: name)
   std::vector<std::string> inner_sandbox_off;   // argv forms that turn the CLI's own sandbox off
   std::string inner_sandbox_why;                // why it must be off, for the usage error
+  LifetimeRule lifetime;                        // where the expiry lives, the CLI's refresh rule
   bool operator==(const CredRow&) const = default;
 };
 
