@@ -180,6 +180,19 @@ class RefreshInside(Lifetime):
         self.assertEqual(auth.read_bytes(), before)
         self.assertNoSecret(record, secrets)
 
+    def test_the_claude_channel_sees_a_due_refresh(self):
+        """Proves the observation channel of LongLived's claude test: a due credential (let through by
+        a warn seat) makes claude tunnel to its fixed token host, which the mock logs and refuses."""
+        self.seat.write(self.seat.config_file.read_text() + 'credential_expiring = "warn"\n')
+        content, secrets = claude_oauth(120, "warn")
+        cred = self.fake_credential("claude-credentials.json", content)
+        mock = self.netns("life-clw", "true", final="done")
+        proc, record = self.launch("life-claude-warn", "claude", cred, mock, self.claude(mock),
+                                   env=self.claude_env(mock))
+        self.assertIn("platform.claude.com:443", [r.get("target") for r in refresh_calls(mock)], mock.requests())
+        self.assertTrue(record["credentials"][0]["refresh_due"])
+        self.assertNoSecret(record, secrets)
+
     def test_a_refresh_the_preflight_did_not_expect_is_a_finding(self):
         auth = self.fake_credential("codex-auth.json", {"auth_mode": "apikey", "OPENAI_API_KEY": "sk-secret-rewrite"})
         proc, record = self.seat.status("--id", "life-unexpected", "--runtime", "codex", "--credential", str(auth),
