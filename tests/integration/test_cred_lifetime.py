@@ -7,7 +7,7 @@ import json
 import os
 import time
 
-from harness import CODES
+from harness import CODES, SEAT_RUN
 from test_agents_e2e import AgentSeat, CLAUDE_BYPASS, codex_argv
 
 ACCOUNT_ID = "acct-mock"  # what the mock's token endpoint answers with: a refresh keeps the account
@@ -204,6 +204,29 @@ class RefreshInside(Lifetime):
                 "at the start; the CLI refreshed it anyway (its refresh rule differs from the credential table's)")
         self.assertIn(line, record["warnings"])
         self.assertIn(("agent-sandbox: warning: " + line).encode(), proc.stderr)
+
+
+class Doctor(Lifetime):
+    def test_doctor_lists_each_runtimes_credential_with_its_time_left(self):
+        home = self.seat.dir / "home"
+        (home / ".codex").mkdir(parents=True)
+        (home / ".claude").mkdir()
+        codex, codex_secrets = codex_chatgpt(3 * 86400 + 3600, "doctor")
+        claude, claude_secrets = claude_oauth(7200, "doctor")
+        (home / ".codex" / "auth.json").write_text(json.dumps(codex))
+        (home / ".claude" / ".credentials.json").write_text(json.dumps(claude))
+        proc = self.seat.run("doctor", "--json", exe=SEAT_RUN, env=self.seat.env(HOME=str(home)))
+        checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+        self.assertTrue(checks["cred:codex"]["ok"])
+        self.assertRegex(checks["cred:codex"]["detail"], r"^chatgpt \(account dev@example.com\), refresh due in "
+                         r"3d00h \(expires in 3d00h\) at ")
+        self.assertFalse(checks["cred:claude"]["ok"])  # due in 1h55m: inside the 4h horizon
+        self.assertRegex(checks["cred:claude"]["detail"], r"^oauth, refresh due in 1h5[45]m \(expires in 1h5[89]m\) at ")
+        self.assertEqual(checks["cred:claude"]["remedy"], "claude auth login")
+        self.assertTrue(checks["cred:cursor-agent"]["detail"].startswith("none at "))
+        self.assertEqual(proc.returncode, CODES["seat_preflight"])
+        for secret in codex_secrets + claude_secrets:
+            self.assertNotIn(secret.encode(), proc.stdout)
 
 
 if __name__ == "__main__":
