@@ -1,6 +1,7 @@
 #include "credtable/credential.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +9,9 @@
 
 #include "credtable/env_policy.h"
 #include "credtable/inner_sandbox.h"
+#include "credtable/lifetime.h"
 #include "launcher/error.h"
+#include "launcher/home.h"
 #include "launcher/util.h"
 #include "mounts/workspace.h"
 
@@ -37,7 +40,31 @@ std::string check_readable(const CredRow& row, const std::string& path) {
   return real;
 }
 
+LifetimePolicy lifetime_policy(const SeatConfig& seat, const SessionFacts& facts, std::int64_t timeout_ms) {
+  LifetimePolicy p;
+  p.now_unix = facts.now_unix;
+  p.session_s = (timeout_ms > 0 ? timeout_ms : seat.credential_horizon_ms) / 1000;
+  p.session_source = timeout_ms > 0 ? "--timeout " + format_duration_s(p.session_s)
+                                    : "no --timeout: the seat's credential_horizon " + format_duration_s(p.session_s);
+  p.margin_s = seat.credential_margin_ms / 1000;
+  p.refuse = !seat.credential_expiring_warn;
+  return p;
+}
+
 }  // namespace
+
+void plan_lifetimes(const CredRow& row, const std::string& account, const SeatConfig& seat, const SessionFacts& facts,
+                    LaunchPlan& plan) {
+  LifetimePolicy policy = lifetime_policy(seat, facts, plan.timeout_ms);
+  for (auto& cred : plan.credentials) {
+    std::string bytes = read_credential(cred);
+    cred.lifetime = read_lifetime(row.lifetime, bytes);
+    std::fill(bytes.begin(), bytes.end(), '\0');
+    if (cred.lifetime.account.empty()) cred.lifetime.account = account;
+    std::string warning = check_lifetime(row.name, row.lifetime, cred.lifetime, policy);
+    if (!warning.empty()) plan.credential_warnings.push_back(warning);
+  }
+}
 
 std::vector<StagedCredential> resolve_credentials(const CredRow& row, const std::string& account,
                                                   const std::string& explicit_path, const UserFacts& user) {
@@ -71,6 +98,7 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.inner_sandbox = inner_sandbox_state(row, plan.argv);
   plan.env = container_env(facts.environ, row.env);
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
+  plan_lifetimes(row, req.account, seat, facts, plan);
 }
 
 }  // namespace asbx

@@ -16,6 +16,10 @@ inline constexpr const char* kContainerHome = "/sandbox/home";
 // Throws Error(credential_unresolved) naming the runtime and the path, never content.
 std::vector<StagedCredential> resolve_credentials(const CredRow& row, const std::string& account,
                                                   const std::string& explicit_path, const UserFacts& user);
+// Reads each credential's lifetime (credtable/lifetime.h) and applies the seat's rule:
+// Error(credential_expiring) before anything exists, or a warning in plan.credential_warnings.
+void plan_lifetimes(const CredRow& row, const std::string& account, const SeatConfig& seat, const SessionFacts& facts,
+                    LaunchPlan& plan);
 // Fills plan.runtime, plan.credentials and the env names of the row. Credentials add no
 // mount: the launcher copies each one into the container's HOME itself (launcher/home.cc).
 void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts,

@@ -8,6 +8,7 @@
 #include "launcher/fdio.h"
 #include "launcher/error.h"
 #include "launcher/toml_util.h"
+#include "launcher/units.h"
 #include "launcher/util.h"
 
 namespace asbx {
@@ -37,6 +38,37 @@ void check_row(const CredRow& row, const toml::node& node, const std::string& pa
     bad("runtime '" + row.name + "': 'destination' must be a relative path inside HOME without '.' or '..'");
   if (!row.inner_sandbox_off.empty() && row.inner_sandbox_why.empty())
     bad("runtime '" + row.name + "': 'inner_sandbox_off' needs 'inner_sandbox_why'");
+  const LifetimeRule& l = row.lifetime;
+  if (l.expiry_unit != "s" && l.expiry_unit != "ms") bad("runtime '" + row.name + "': 'expiry_unit' must be \"s\" or \"ms\"");
+  if (!l.expiry.empty() && l.refresh_command.empty())
+    bad("runtime '" + row.name + "': 'expiry' needs 'refresh_command' (the remedy named when it is due)");
+  if (l.refresh_stamp.empty() != (l.refresh_age_s == 0))
+    bad("runtime '" + row.name + "': 'refresh_stamp' and 'refresh_age' go together");
+}
+
+// "5m", "192h" → seconds; a bad value names file:line.
+std::int64_t duration_s(const toml::node& n, const std::string& path, const char* key) {
+  try {
+    return parse_duration_ms(get_string(n, path, key), key) / 1000;
+  } catch (const Error& e) {
+    throw Error(ErrorKind::config, where(path, n) + ": " + e.what());
+  }
+}
+
+void lifetime_keys(std::map<std::string, std::function<void(const toml::node&)>>& keys, LifetimeRule& l,
+                   const std::string& path) {
+  auto str = [&path](std::string& field, const char* key) {
+    return [&field, key, &path](const toml::node& n) { field = get_string(n, path, key); };
+  };
+  keys["expiry"] = str(l.expiry, "expiry");
+  keys["expiry_unit"] = str(l.expiry_unit, "expiry_unit");
+  keys["auth_kind"] = str(l.oauth_kind, "auth_kind");
+  keys["api_key"] = str(l.api_key, "api_key");
+  keys["account"] = [&](const toml::node& n) { l.account = get_strings(n, path, "account"); };
+  keys["refresh_skew"] = [&](const toml::node& n) { l.refresh_skew_s = duration_s(n, path, "refresh_skew"); };
+  keys["refresh_stamp"] = str(l.refresh_stamp, "refresh_stamp");
+  keys["refresh_age"] = [&](const toml::node& n) { l.refresh_age_s = duration_s(n, path, "refresh_age"); };
+  keys["refresh_command"] = str(l.refresh_command, "refresh_command");
 }
 
 CredRow parse_row(const toml::node& node, const std::string& path) {
@@ -46,7 +78,7 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
   auto str = [&](std::string& field, const char* key) {
     return [&field, key, &path](const toml::node& n) { field = get_string(n, path, key); };
   };
-  for_each_key(*table, path, {
+  std::map<std::string, std::function<void(const toml::node&)>> keys = {
       {"name", str(row.name, "name")},
       {"source", str(row.source, "source")},
       {"account_source", str(row.account_source, "account_source")},
@@ -60,7 +92,9 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
          row.egress = get_strings(n, path, "egress");
          for (const auto& e : row.egress) parse_egress_rule(e, where(path, n) + ": runtime egress", true);
        }},
-  });
+  };
+  lifetime_keys(keys, row.lifetime, path);
+  for_each_key(*table, path, keys);
   if (row.command.empty()) row.command = row.name;
   check_row(row, node, path);
   return row;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "credtable/lifetime.h"
 #include "launcher/config.h"
 
 namespace asbx {
@@ -20,6 +21,7 @@ struct CredRow {
   std::vector<std::string> inner_sandbox_off;   // argv forms that turn the CLI's own sandbox off
   std::string inner_sandbox_why;                // why it must be off, for the usage error
   std::vector<std::string> egress;              // endpoints the CLI needs (--egress default)
+  LifetimeRule lifetime;                        // where the expiry lives, the CLI's refresh rule
   bool operator==(const CredRow&) const = default;
 };
 

@@ -51,6 +51,21 @@ void apply_limits(const toml::node& node, const std::string& path, SeatConfig& c
   });
 }
 
+std::int64_t config_duration_ms(const toml::node& n, const std::string& path, const char* key) {
+  try {
+    return parse_duration_ms(get_string(n, path, key), key);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::config, where(path, n) + ": " + e.what());
+  }
+}
+
+bool credential_expiring_warn(const toml::node& n, const std::string& path) {
+  std::string v = get_string(n, path, "credential_expiring");
+  if (v != "refuse" && v != "warn")
+    throw Error(ErrorKind::config, where(path, n) + ": credential_expiring must be \"refuse\" or \"warn\"");
+  return v == "warn";
+}
+
 }  // namespace
 
 UserFacts current_user_facts() {
@@ -106,6 +121,9 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"waive_unenforced_limits", [&](const toml::node& n) { c.waive_unenforced_limits = get_bool(n, path, "waive_unenforced_limits"); }},
       {"limits", [&](const toml::node& n) { apply_limits(n, path, c); }},
       {"egress", [&](const toml::node& n) { c.egress = parse_egress_seat(n, path); }},
+      {"credential_horizon", [&](const toml::node& n) { c.credential_horizon_ms = config_duration_ms(n, path, "credential_horizon"); }},
+      {"credential_margin", [&](const toml::node& n) { c.credential_margin_ms = config_duration_ms(n, path, "credential_margin"); }},
+      {"credential_expiring", [&](const toml::node& n) { c.credential_expiring_warn = credential_expiring_warn(n, path); }},
   });
   return c;
 }

@@ -28,6 +28,12 @@ struct SeatConfig {
   double cpus = 4;
   std::int64_t cpu_shares = 256;
   EgressSeat egress;  // [egress]: the cap, static names, private exceptions (docs/EGRESS.md)
+  // Credential lifetime (credtable/lifetime.h): a session without --timeout is assumed to
+  // last the horizon; a credential due for refresh before the end + margin is refused
+  // ("refuse") or only warned about ("warn", for API-key-only seats). Owner only.
+  std::int64_t credential_horizon_ms = 4 * 3600 * 1000;
+  std::int64_t credential_margin_ms = 10 * 60 * 1000;
+  bool credential_expiring_warn = false;
 };
 
 // Facts about the user the launcher runs as; passed in so policy stays pure.

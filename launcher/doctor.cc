@@ -2,6 +2,7 @@
 #include "launcher/doctor.h"
 
 #include <algorithm>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <sys/vfs.h>
 
 #include "launcher/config.h"
+#include "launcher/doctor_credentials.h"
 #include "launcher/error.h"
 #include "launcher/local.h"
 #include "launcher/podman_api.h"
@@ -139,6 +141,7 @@ std::vector<DoctorCheck> run_doctor() {
   std::string version = cgroup_version();
   out.push_back(check("cgroup", version != "unknown", "cgroup " + version, "mount /sys/fs/cgroup"));
   out.push_back(check_limits(user, seat, version));
+  check_credentials(seat, user, static_cast<std::int64_t>(std::time(nullptr)), out);
   return out;
 }
 

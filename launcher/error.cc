@@ -32,6 +32,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::ssh_failed, 220, "ssh_failed", "the ssh session to the seat failed or dropped"},
       {ErrorKind::unsafe_refused, 221, "unsafe_refused", "agent-sandbox-unsafe refused: not a human at a terminal"},
       {ErrorKind::seat_full, 222, "seat_full", "sandbox-run --slots N: every slot of the seat is taken (the caller tries the next seat)"},
+      {ErrorKind::credential_expiring, 223, "credential_expiring", "the credential would need a refresh before the session can end (refresh it on the host first)"},
       {ErrorKind::egress_unavailable, 224, "egress_unavailable", "the egress door (the proxy's listener inside the container) could not be opened; nothing ran"},
   };
   return table;

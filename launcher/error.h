@@ -31,6 +31,7 @@ enum class ErrorKind {
   ssh_failed,
   unsafe_refused,
   seat_full,
+  credential_expiring,
   egress_unavailable,
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "credtable/credential.h"
+#include "credtable/lifetime.h"
 #include "launcher/error.h"
 
 namespace asbx {
@@ -19,6 +20,15 @@ constexpr std::int64_t kMaxCredentialBytes = 1 << 20;
   throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime +
                                                     "' could not be copied into the container's HOME (" + why +
                                                     "): '" + cred.copy_to + "'");
+}
+
+// Preflight said the credential would last the session, yet the CLI refreshed it.
+std::string unexpected_refresh(const StagedCredential& cred, std::int64_t started) {
+  const CredentialLifetime& l = cred.lifetime;
+  std::string left = l.refresh_at_unix ? "its refresh was due only in " + format_duration_s(*l.refresh_at_unix - started)
+                                       : "its auth kind (" + l.auth_kind + ") has no known expiry";
+  return "the " + cred.runtime + " credential's refresh inside was NOT expected: " + left +
+         " at the start; the CLI refreshed it anyway (its refresh rule differs from the credential table's)";
 }
 
 }  // namespace
@@ -67,14 +77,17 @@ void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {
 
 void SessionHome::check_refresh(const LaunchPlan& plan, SessionResult& result) const {
   if (!home_) return;
+  result.credentials_refreshed.assign(plan.credentials.size(), false);
   for (std::size_t i = 0; i < plan.credentials.size() && i < digests_.size(); ++i) {
     const auto& cred = plan.credentials[i];
     auto now = digest_file_under(home_.get(), relative_to_home(cred.copy_to), kMaxCredentialBytes);
     if (!now || *now == digests_[i]) continue;
     result.credential_refreshed_in_container = true;
+    result.credentials_refreshed[i] = true;
     result.warnings.push_back("the " + cred.runtime + " credential was refreshed inside the container; the host file is "
                               "unchanged, but a single-use refresh token rotated inside can invalidate the host's "
                               "login (log in again on the seat if it stops working)");
+    if (!cred.lifetime.refresh_due) result.warnings.push_back(unexpected_refresh(cred, result.started_unix));
   }
 }
 

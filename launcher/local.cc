@@ -94,6 +94,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   }
   gc_before_launch(plan.socket, seat.runtime_dir);  // containers of SIGKILLed launchers go first (one list call)
   SessionResult result = run_session(plan, io);
+  result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
   if (io.out != 1) ::close(io.out);
   report(opts, result);
   nlohmann::json record = status_record(plan, result);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,11 +33,22 @@ struct Mount {
   bool operator==(const Mount&) const = default;
 };
 
+// What a credential file says about itself (credtable/lifetime.h): never a token value.
+struct CredentialLifetime {
+  std::string auth_kind = "unknown";      // "oauth", "chatgpt", "api_key", "unknown"
+  std::string account;                    // email or account id from the file; "" = none
+  std::optional<std::int64_t> expires_unix;     // the token's own expiry; none = never
+  std::optional<std::int64_t> refresh_at_unix;  // when the CLI will refresh it; none = never
+  bool refresh_due = false;  // before the session can end (let through by credential_expiring = "warn")
+  bool operator==(const CredentialLifetime&) const = default;
+};
+
 // A credential travels as a path, never as its content.
 struct StagedCredential {
   std::string runtime;      // credtable row
   std::string source;       // absolute path on the seat (resolved, readable)
   std::string copy_to;      // the copy the launcher writes into the ephemeral HOME
+  CredentialLifetime lifetime;  // read at plan time from `source`
   bool operator==(const StagedCredential&) const = default;
 };
 
@@ -63,6 +75,7 @@ struct LaunchPlan {
   std::string waiver_source;             // the seat config file (which holds or would hold the waiver)
   std::string runtime;                   // credtable row name, "" = none
   std::string inner_sandbox = "n/a";     // how the runtime's own sandbox was turned off
+  std::vector<std::string> credential_warnings;  // credential_expiring = "warn" let these through
   std::string socket;                    // podman API socket on the seat
   std::string session_dir;               // seat-side scratch for this session
   bool operator==(const LaunchPlan&) const = default;

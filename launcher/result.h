@@ -35,6 +35,7 @@ struct SessionResult {
   std::string container_id;
   bool container_removed = false;
   bool credential_refreshed_in_container = false;
+  std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/home.cc)
   std::int64_t started_unix = 0;
   std::int64_t setup_ms = 0;  // until the agent started
   std::int64_t run_ms = 0;    // the agent's own run

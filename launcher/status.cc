@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "launcher/credential_record.h"
 #include "launcher/fdio.h"
 #include "launcher/safe_files.h"
 #include "launcher/units.h"
@@ -60,6 +61,8 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"runtime", or_null(plan.runtime)},
       {"inner_sandbox", plan.inner_sandbox},
       {"credential_refreshed_in_container", r.credential_refreshed_in_container},
+      {"credential_refresh_expected", refresh_expected_json(plan, r)},
+      {"credentials", credentials_json(plan, r)},
       {"limits", limits_json(plan, r)},
       {"mode", plan.rootless ? "rootless" : "rootful"},
       {"network", plan.network},

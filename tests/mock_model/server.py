@@ -8,6 +8,12 @@ One scripted agent turn per conversation:
 APIs:
   POST /v1/responses            OpenAI Responses API, SSE        (codex)
   POST /v1/messages[?...]       Anthropic Messages API, SSE/JSON (claude)
+  POST .../oauth/token          OAuth refresh (codex via CODEX_REFRESH_TOKEN_URL_OVERRIDE,
+                                claude via USE_LOCAL_OAUTH + CLAUDE_LOCAL_OAUTH_API_BASE):
+                                logged as api "token" (grant_type only), answered with fresh
+                                fake tokens valid for a day
+  CONNECT host:443               logged as api "connect" with its target, refused (403): a CLI
+                                whose token URL is fixed (claude) is seen through HTTPS_PROXY
   POST /v1/messages/count_tokens, GET /v1/models, HEAD/GET /, anything else:
                                 harmless 200 JSON (unknown paths are logged as "other")
 
@@ -287,11 +293,23 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self.handle_other(self.read_body())
 
+    def do_CONNECT(self):
+        """A CLI that honours HTTPS_PROXY asks for a tunnel (claude's OAuth refresh goes to a
+        fixed https host): logged as api "connect" with its target, refused with 403."""
+        rec = self.base_record()
+        rec.update(api="connect", target=self.path)
+        self.server.log.write(rec)
+        self.send_json({"error": "the mock tunnels nothing"}, 403)
+        self.close_connection = True
+
     def do_OPTIONS(self):
         self.handle_other(b"")
 
     def do_POST(self):
         rec = self.base_record()
+        if urlsplit(self.path).path.rstrip("/").endswith("/oauth/token"):
+            self.handle_token(rec)
+            return
         try:
             raw = self.read_body()
             body = json.loads(raw or b"{}")
@@ -330,6 +348,23 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.handle_other(raw, rec)
 
+    def handle_token(self, rec):
+        """An OAuth refresh: the request is logged (its grant type, never a token value) and
+        answered with fresh fake tokens, so a CLI that refreshes goes on working."""
+        raw = self.read_body()
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = dict(kv.split("=", 1) for kv in raw.decode(errors="replace").split("&") if "=" in kv)
+        rec.update(api="token", grant_type=body.get("grant_type") if isinstance(body, dict) else None)
+        self.server.log.write(rec)
+        now = int(time.time())
+        claims = {"exp": now + 86400, "iat": now, "email": "refreshed@mock.invalid",
+                  "https://api.openai.com/auth": {"chatgpt_account_id": "acct-mock", "chatgpt_plan_type": "pro"}}
+        self.send_json({"access_token": fake_jwt(claims), "id_token": fake_jwt(claims),
+                        "refresh_token": "mock-refresh-rotated-%d" % now, "expires_in": 86400,
+                        "token_type": "Bearer", "scope": "user:inference user:profile"})
+
     def handle_other(self, raw, rec=None):
         rec = rec or self.base_record()
         path = urlsplit(self.path).path.rstrip("/")
@@ -343,6 +378,15 @@ class Handler(BaseHTTPRequestHandler):
             obj = {}
         self.server.log.write(rec)
         self.send_json(obj)
+
+
+def fake_jwt(claims):
+    """An unsigned JWT (header.payload.signature) carrying `claims`; for the CLIs' parsers only."""
+    import base64
+
+    def part(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+    return "%s.%s.%s" % (part({"alg": "none", "typ": "JWT"}), part(claims), part("mock-signature"))
 
 
 def load_script(args):

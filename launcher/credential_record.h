@@ -1,0 +1,16 @@
+// The status record's and the ledger's `credentials`: per staged credential its runtime,
+// file, auth kind, account and time to expiry, and whether the CLI refreshed it inside
+// (and whether that was expected). Never a token value: only what credtable/lifetime.h read.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "launcher/plan.h"
+#include "launcher/result.h"
+
+namespace asbx {
+
+nlohmann::json credentials_json(const LaunchPlan& plan, const SessionResult& result);
+// null when nothing was refreshed inside; else whether every refresh was expected.
+nlohmann::json refresh_expected_json(const LaunchPlan& plan, const SessionResult& result);
+
+}  // namespace asbx
