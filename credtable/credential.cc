@@ -71,6 +71,7 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.inner_sandbox = inner_sandbox_state(row, plan.argv);
   plan.env = container_env(facts.environ, row.env);
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
+  plan.state.paths = row.state;
 }
 
 }  // namespace asbx

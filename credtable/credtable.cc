@@ -8,6 +8,7 @@
 #include "launcher/error.h"
 #include "launcher/toml_util.h"
 #include "launcher/util.h"
+#include "state/rules.h"
 
 namespace asbx {
 namespace {
@@ -25,6 +26,18 @@ bool is_home_relative(const std::string& d) {
   return true;
 }
 
+// A state path never reaches the row's credential copy: what is kept must not carry it back.
+void check_state_paths(const CredRow& row, const toml::node& node, const std::string& path) {
+  const toml::node* at = node.as_table()->get("state");
+  for (const auto& s : row.state) {
+    std::string why = is_home_relative_path(s) ? state_credential_conflict(s, row.destination)
+                                               : "must be a relative path inside HOME without '.' or '..'";
+    if (!why.empty())
+      throw Error(ErrorKind::config, where(path, at ? *at : node) + ": runtime '" + row.name + "': state path '" + s +
+                                         "' " + why);
+  }
+}
+
 void check_row(const CredRow& row, const toml::node& node, const std::string& path) {
   auto bad = [&](const std::string& why) { throw Error(ErrorKind::config, where(path, node) + ": " + why); };
   if (row.name.empty()) bad("a runtime row needs a 'name'");
@@ -36,6 +49,7 @@ void check_row(const CredRow& row, const toml::node& node, const std::string& pa
     bad("runtime '" + row.name + "': 'destination' must be a relative path inside HOME without '.' or '..'");
   if (!row.inner_sandbox_off.empty() && row.inner_sandbox_why.empty())
     bad("runtime '" + row.name + "': 'inner_sandbox_off' needs 'inner_sandbox_why'");
+  check_state_paths(row, node, path);
 }
 
 CredRow parse_row(const toml::node& node, const std::string& path) {
@@ -55,6 +69,7 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
       {"command", str(row.command, "command")},
       {"inner_sandbox_off", [&](const toml::node& n) { row.inner_sandbox_off = get_strings(n, path, "inner_sandbox_off"); }},
       {"inner_sandbox_why", str(row.inner_sandbox_why, "inner_sandbox_why")},
+      {"state", [&](const toml::node& n) { row.state = get_strings(n, path, "state"); }},
   });
   if (row.command.empty()) row.command = row.name;
   check_row(row, node, path);

@@ -19,6 +19,7 @@ struct CredRow {
   std::string command;                          // the CLI's argv[0] basename (default: name)
   std::vector<std::string> inner_sandbox_off;   // argv forms that turn the CLI's own sandbox off
   std::string inner_sandbox_why;                // why it must be off, for the usage error
+  std::vector<std::string> state;               // paths under HOME worth keeping (docs/STATE.md)
   bool operator==(const CredRow&) const = default;
 };
 

@@ -12,6 +12,7 @@
 #include "launcher/util.h"
 #include "mounts/git.h"
 #include "mounts/workspace.h"
+#include "state/plan_state.h"
 
 extern char** environ;
 
@@ -115,6 +116,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
     for (auto& m : plan_git_mounts(ws.host_path, seat.git_roots)) plan.mounts.push_back(m);
   }
   plan_runtime(req, seat, user, facts, plan);
+  plan_state(req, seat, plan);
   plan.labels = session_labels(plan, user, facts);
   return plan;
 }

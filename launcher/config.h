@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "state/rules.h"
+
 namespace asbx {
 
 struct SeatConfig {
@@ -23,6 +25,8 @@ struct SeatConfig {
   std::int64_t pids = 512;
   double cpus = 4;
   std::int64_t cpu_shares = 256;
+  std::string state_dir;                   // [state] dir: default --state-dir ("" = no collection)
+  StateLimits state_limits;                // [state] max_files, max_bytes
 };
 
 // Facts about the user the launcher runs as; passed in so policy stays pure.

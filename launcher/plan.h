@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "state/rules.h"
+
 namespace asbx {
 
 struct Limits {
@@ -62,6 +64,7 @@ struct LaunchPlan {
   std::string inner_sandbox = "n/a";     // how the runtime's own sandbox was turned off
   std::string socket;                    // podman API socket on the seat
   std::string session_dir;               // seat-side scratch for this session
+  StatePlan state;                       // what of HOME is kept, and where (docs/STATE.md)
   bool operator==(const LaunchPlan&) const = default;
 };
 

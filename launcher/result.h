@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "launcher/error.h"
+#include "state/report.h"
 
 namespace asbx {
 
@@ -33,6 +34,7 @@ struct SessionResult {
   std::string container_id;
   bool container_removed = false;
   bool credential_refreshed_in_container = false;
+  StateReport state;  // what of the agent's state came back (docs/STATE.md)
   std::int64_t started_unix = 0;
   std::int64_t setup_ms = 0;  // until the agent started
   std::int64_t run_ms = 0;    // the agent's own run

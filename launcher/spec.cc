@@ -38,6 +38,13 @@ json env_json(const LaunchPlan& plan) {
   return env;
 }
 
+// Not in the create body: the launcher reads the state back itself (docs/STATE.md).
+json state_plan_json(const StatePlan& s) {
+  if (s.dir.empty()) return nullptr;
+  return {{"dir", s.dir}, {"paths", s.paths}, {"max_files", s.limits.max_files}, {"max_bytes", s.limits.max_bytes},
+          {"export_area", s.export_area}};
+}
+
 }  // namespace
 
 json create_body(const LaunchPlan& plan) {
@@ -92,6 +99,7 @@ json plan_json(const LaunchPlan& plan) {
       {"env_names", env_names},
       {"credentials", creds},
       {"session_dir", plan.session_dir},
+      {"state", state_plan_json(plan.state)},
       {"create_body", create_body(plan)},
   };
 }

@@ -59,6 +59,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"runtime", or_null(plan.runtime)},
       {"inner_sandbox", plan.inner_sandbox},
       {"credential_refreshed_in_container", r.credential_refreshed_in_container},
+      {"state", state_json(r.state)},
       {"limits", limits_json(plan, r)},
       {"mode", plan.rootless ? "rootless" : "rootful"},
       {"network", plan.network},
