@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import signal
 import stat
@@ -28,7 +29,7 @@ SEAT_PREFIX = os.environ.get("ASBX_STATE_SEATS", "rd")
 REGISTRY = SEAT_STATE / ("registry-%s.toml" % SEAT_PREFIX)
 SEAT = SEAT_PREFIX + "-1"
 SSH = ROOT / "scripts" / "seat-host" / "ssh.sh"
-FORWARDER = ROOT / "tests" / "integration" / "remote" / "tcp_to_unix.pl"
+MOCK = ROOT / "tests" / "integration" / "remote" / "codex_mock.pl"
 RUN_TIMEOUT = 150
 
 
@@ -234,9 +235,10 @@ def on_seat(command, check=True, input=None):
 
 
 class Dispatched(unittest.TestCase):
-    """A real codex on the seat: the mock runs here; `ssh -R` brings it to a unix socket on the
-    seat (its sshd allows stream-local forwarding only), and a helper container with network none
-    relays 127.0.0.1:PORT of its namespace to that socket; the session joins it (container:NAME)."""
+    """A real codex on the seat. The seat's sshd forwards no ports to it and neither the seat nor
+    the image has python, so the mock for this test is tests/integration/remote/codex_mock.pl (the
+    same two turns as tests/mock_model/server.py), started by the session's own command in the
+    workspace next to codex, on the container's loopback (network none)."""
 
     PORT = 18080
 
@@ -249,34 +251,12 @@ class Dispatched(unittest.TestCase):
         self.kept = self.dir / "kept"
         self.tag = "st%d" % os.getpid()
 
-    def start_mock(self, command, final):
-        log = self.dir / "requests.jsonl"
-        mock = subprocess.Popen([sys.executable, str(ROOT / "tests/mock_model/server.py"), "--port", "0", "--command",
-                                 command, "--final", final, "--log", str(log), "--max-seconds", "300"],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.addCleanup(mock.wait)
-        self.addCleanup(mock.terminate)
-        return int(mock.stdout.readline().strip()[5:])
-
-    def bring_to_seat(self, port):
-        """ssh -R: a unix socket on the seat reaching the mock; a relay container on the seat."""
-        sock = "/home/seat/%s-mock.sock" % self.tag
-        ssh = subprocess.Popen(
-            ["bash", "-c", '. scripts/lib.sh; . scripts/seat-host/common.sh; p=$(seat_port "$1"); seat_ssh_opts; '
-             'exec ssh "${SEAT_SSH_OPTS[@]}" -N -o ExitOnForwardFailure=yes -o StreamLocalBindUnlink=yes '
-             '-R "$2:127.0.0.1:$3" -p "$p" seat@127.0.0.1', "fwd", SEAT, sock, str(port)], cwd=ROOT)
-        self.addCleanup(ssh.wait)
-        self.addCleanup(ssh.terminate)
-        deadline = time.time() + 30
-        while on_seat("test -S " + sock, check=False).returncode != 0:
-            self.assertLess(time.time(), deadline, "the forwarded socket never appeared on the seat")
-            time.sleep(0.3)
-        on_seat("cat > ~/%s-fwd.pl" % self.tag, input=FORWARDER.read_text())
-        name = self.tag + "-net"
-        on_seat("podman run -d --rm --name %s --network none -v %s:/mock.sock -v ~/%s-fwd.pl:/fwd.pl:ro "
-                "localhost/agent-sandbox:latest perl /fwd.pl %d /mock.sock" % (name, sock, self.tag, self.PORT))
-        self.addCleanup(on_seat, "podman rm -f %s; rm -f %s ~/%s-fwd.pl" % (name, sock, self.tag), check=False)
-        return "container:" + name
+    def seat_workspace(self):
+        """A workspace on the seat holding the perl mock; returns its path there."""
+        ws = "/home/seat/sandbox/workspaces/" + self.tag
+        on_seat("mkdir -p %s && cat > %s/codex_mock.pl" % (ws, ws), input=MOCK.read_text())
+        self.addCleanup(on_seat, "rm -rf " + ws, check=False)
+        return ws
 
     def seat_credential(self):
         path = "/home/seat/%s-auth.json" % self.tag
@@ -286,15 +266,18 @@ class Dispatched(unittest.TestCase):
 
     def test_a_dispatched_codex_rollout_comes_back_over_the_same_connection(self):
         session = "state-remote-" + self.tag
-        network = self.bring_to_seat(self.start_mock("echo kept > /tmp/note.txt", "Remote rollout kept."))
+        workspace = self.seat_workspace()
 
         class Mock:
             base_url = "http://127.0.0.1:%d" % self.PORT
+        codex = codex_argv(Mock, "Write the note.")
+        codex.insert(2, "--skip-git-repo-check")
+        script = "perl codex_mock.pl %d 'echo kept > note.txt' 'Remote rollout kept.' 2>/dev/null & sleep 0.5; exec \"$@\"" % self.PORT
         status = self.dir / "status.json"
         proc = subprocess.run(
             [str(LAUNCHER), "--registry", str(REGISTRY), "--host", SEAT, "--status-file", str(status), "--id", session,
-             "--runtime", "codex", "--credential", self.seat_credential(), "--network", network, "--state-dir",
-             str(self.kept), "--timeout", "120s", "--", *codex_argv(Mock, "Write the note.")],
+             "--runtime", "codex", "--credential", self.seat_credential(), "--workspace", workspace, "--state-dir",
+             str(self.kept), "--timeout", "120s", "--", "bash", "-c", script, "mock", *codex],
             capture_output=True, timeout=RUN_TIMEOUT, env=self.env)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
         self.assertEqual(proc.stdout, b"Remote rollout kept.\n")
