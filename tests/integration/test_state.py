@@ -319,6 +319,26 @@ class Dispatched(unittest.TestCase):
                          [".codex", ".codex/sessions", ".codex/sessions/d", ".codex/sessions/d/r.jsonl"])
         self.assertEqual(sorted(os.listdir(self.kept)), [session])
 
+    def test_a_caller_stopped_by_sigterm_still_brings_back_what_was_there(self):
+        """The caller closes the session's channel; the seat ends the session and keeps its state;
+        the caller waits for it (state-export --wait) on the same connection."""
+        session = "state-remote-term-" + self.tag
+        status = self.dir / "status.json"
+        caller = subprocess.Popen(
+            [str(LAUNCHER), "--registry", str(REGISTRY), "--host", SEAT, "--status-file", str(status), "--id", session,
+             "--runtime", "codex", "--credential", self.seat_credential(), "--state-dir", str(self.kept), "--",
+             "bash", "-c", Endings.WRITE + "sleep 300"],
+            env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(caller.stdout.close)
+        self.addCleanup(caller.stdin.close)
+        self.assertEqual(caller.stdout.readline(), b"ready\n")
+        caller.send_signal(signal.SIGTERM)
+        self.assertEqual(caller.wait(timeout=90), 128 + signal.SIGTERM)
+        record = json.loads(status.read_text())
+        self.assertEqual((record["outcome"], record["cause"]), ("killed", "signal"))
+        self.assertEqual((record["state"]["files"], record["state"]["error"]), (1, None))
+        self.assertEqual((self.kept / session / ".codex/sessions/r.jsonl").read_text(), "before-the-end\n")
+
 
 if __name__ == "__main__":
     unittest.main()
