@@ -1,5 +1,6 @@
 #include "launcher/remote_state.h"
 
+#include "launcher/error.h"
 #include "state/frames.h"
 #include "state/tree.h"
 
@@ -23,8 +24,13 @@ StateReport fetch_state(SshConnection& conn, const std::string& id, const StateP
   std::string seat_error = report.error;
   report.error.clear();
   FrameReader reader(tree, plan.limits, report);
-  int status = conn.stream(state_export_command(id, wait_s),
-                           [&](const char* data, std::size_t size) { return reader.feed(data, size); });
+  int status = -1;
+  try {  // the agent's exit code is already known: a failed fetch is the record's, never the exit's
+    status = conn.stream(state_export_command(id, wait_s),
+                         [&](const char* data, std::size_t size) { return reader.feed(data, size); });
+  } catch (const Error& e) {
+    report.error = std::string("cannot fetch the seat's state: ") + e.what();
+  }
   if (report.error.empty() && !reader.complete())
     report.error = "the seat's state stream ended early (state-export exit status " + std::to_string(status) + ")";
   why = tree.finish();
