@@ -10,6 +10,7 @@
 #include "launcher/toml_util.h"
 #include "launcher/units.h"
 #include "launcher/util.h"
+#include "state/rules.h"
 
 namespace asbx {
 namespace {
@@ -27,6 +28,18 @@ bool is_home_relative(const std::string& d) {
   return true;
 }
 
+// A state path never reaches the row's credential copy: what is kept must not carry it back.
+void check_state_paths(const CredRow& row, const toml::node& node, const std::string& path) {
+  const toml::node* at = node.as_table()->get("state");
+  for (const auto& s : row.state) {
+    std::string why = is_home_relative_path(s) ? state_credential_conflict(s, row.destination)
+                                               : "must be a relative path inside HOME without '.' or '..'";
+    if (!why.empty())
+      throw Error(ErrorKind::config, where(path, at ? *at : node) + ": runtime '" + row.name + "': state path '" + s +
+                                         "' " + why);
+  }
+}
+
 void check_row(const CredRow& row, const toml::node& node, const std::string& path) {
   auto bad = [&](const std::string& why) { throw Error(ErrorKind::config, where(path, node) + ": " + why); };
   if (row.name.empty()) bad("a runtime row needs a 'name'");
@@ -38,6 +51,7 @@ void check_row(const CredRow& row, const toml::node& node, const std::string& pa
     bad("runtime '" + row.name + "': 'destination' must be a relative path inside HOME without '.' or '..'");
   if (!row.inner_sandbox_off.empty() && row.inner_sandbox_why.empty())
     bad("runtime '" + row.name + "': 'inner_sandbox_off' needs 'inner_sandbox_why'");
+  check_state_paths(row, node, path);
   const LifetimeRule& l = row.lifetime;
   if (l.expiry_unit != "s" && l.expiry_unit != "ms") bad("runtime '" + row.name + "': 'expiry_unit' must be \"s\" or \"ms\"");
   if (!l.expiry.empty() && l.refresh_command.empty())
@@ -92,6 +106,7 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
          row.egress = get_strings(n, path, "egress");
          for (const auto& e : row.egress) parse_egress_rule(e, where(path, n) + ": runtime egress", true);
        }},
+      {"state", [&](const toml::node& n) { row.state = get_strings(n, path, "state"); }},
   };
   lifetime_keys(keys, row.lifetime, path);
   for_each_key(*table, path, keys);

@@ -22,6 +22,7 @@ struct CredRow {
   std::string inner_sandbox_why;                // why it must be off, for the usage error
   std::vector<std::string> egress;              // endpoints the CLI needs (--egress default)
   LifetimeRule lifetime;                        // where the expiry lives, the CLI's refresh rule
+  std::vector<std::string> state;               // paths under HOME worth keeping (docs/STATE.md)
   bool operator==(const CredRow&) const = default;
 };
 

@@ -14,6 +14,7 @@
 #include "launcher/util.h"
 #include "mounts/git.h"
 #include "mounts/workspace.h"
+#include "state/plan_state.h"
 
 extern char** environ;
 
@@ -146,6 +147,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   // The launcher's session marker, in every container: agent-sandbox-unsafe refuses to run where it is set.
   plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
   plan_session_egress(req, seat, plan);
+  plan_state(req, seat, plan);
   plan.labels = session_labels(plan, user, facts);
   return plan;
 }

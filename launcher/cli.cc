@@ -12,6 +12,7 @@
 #include "launcher/reexec.h"
 #include "launcher/remote.h"
 #include "launcher/status.h"
+#include "state/export.h"
 
 namespace asbx {
 namespace {
@@ -53,6 +54,7 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--ledger", req.ledger, "append the ledger line here instead of the default");
   app.add_option("--capture-log", req.capture_log,
                  "write the agent's combined stdout+stderr to this file; stdout then carries only its path");
+  app.add_option("--state-dir", req.state_dir, "keep the runtime's state (transcripts, rollouts) in DIR/<id>/ (docs/STATE.md)");
 }
 
 void print_exit_codes(bool json) {
@@ -91,6 +93,7 @@ void add_dispatch_options(CLI::App& app, const std::string& program, Request& re
   if (program == "sandbox-run") {
     app.add_option("--slots", req.slots, "claim one of N session slots on this seat first (seat_full if none)")
         ->check(CLI::Range(1, 256));
+    app.add_flag("--state-export", req.state_export, "keep the runtime's state in the seat's export area for the caller");
     return;
   }
   app.add_option("--registry", remote.registry, "seat registry (default ~/.config/agent-sandbox/registry.toml)");
@@ -130,6 +133,11 @@ int main_for(const std::string& program, int argc, char** argv) {
   bool doctor_json = false;
   auto* doctor = app.add_subcommand("doctor", "check this seat: NoNewPrivs, linger, user bus, podman, image, limits");
   doctor->add_flag("--json", doctor_json, "as JSON");
+  std::string export_id;
+  int export_wait = 0;
+  auto* state_export = app.add_subcommand("state-export", "stream a dispatched session's kept state, then remove it");
+  state_export->add_option("id", export_id, "session id")->required();
+  state_export->add_option("--wait", export_wait, "wait up to SECONDS for the session to end")->check(CLI::Range(0, 600));
   auto* kube = app.add_subcommand("kube", "print the session as a Kubernetes manifest (YAML); create nothing");
   kube->prefix_command();
   add_session_options(*kube, req);
@@ -148,6 +156,7 @@ int main_for(const std::string& program, int argc, char** argv) {
   if (gc->parsed()) return gc_main(program, gc_json);
   if (ps->parsed()) return ps_main(program, ps_json);
   if (doctor->parsed()) return print_doctor(doctor_json);
+  if (state_export->parsed()) return state_export_main(program, export_id, export_wait);
   if (kube->parsed()) return kube_command(program, kube->remaining(), req, remote);
   auto rest = app.remaining();
   if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-')

@@ -66,6 +66,23 @@ bool credential_expiring_warn(const toml::node& n, const std::string& path) {
   return v == "warn";
 }
 
+// [state]: where a runtime's state goes by default, and the caps (docs/STATE.md).
+void apply_state(const toml::node& node, const std::string& path, const UserFacts& user, SeatConfig& c) {
+  const auto* table = node.as_table();
+  if (!table) throw Error(ErrorKind::config, where(path, node) + ": 'state' must be a table");
+  for_each_key(*table, path, {
+      {"dir", [&](const toml::node& n) { c.state_dir = expand_home(get_string(n, path, "dir"), user); }},
+      {"max_files", [&](const toml::node& n) {
+         c.state_limits.max_files = get_int(n, path, "max_files");
+         if (c.state_limits.max_files < 1) throw Error(ErrorKind::config, where(path, n) + ": 'max_files' must be at least 1");
+       }},
+      {"max_bytes", [&](const toml::node& n) {
+         try { c.state_limits.max_bytes = parse_size(get_string(n, path, "max_bytes"), "max_bytes"); }
+         catch (const Error& e) { throw Error(ErrorKind::config, where(path, n) + ": " + e.what()); }
+       }},
+  });
+}
+
 }  // namespace
 
 UserFacts current_user_facts() {
@@ -124,6 +141,7 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"credential_horizon", [&](const toml::node& n) { c.credential_horizon_ms = config_duration_ms(n, path, "credential_horizon"); }},
       {"credential_margin", [&](const toml::node& n) { c.credential_margin_ms = config_duration_ms(n, path, "credential_margin"); }},
       {"credential_expiring", [&](const toml::node& n) { c.credential_expiring_warn = credential_expiring_warn(n, path); }},
+      {"state", [&](const toml::node& n) { apply_state(n, path, user, c); }},
   });
   return c;
 }

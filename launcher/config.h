@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "egress/policy.h"
+#include "state/rules.h"
 
 namespace asbx {
 
@@ -34,6 +35,8 @@ struct SeatConfig {
   std::int64_t credential_horizon_ms = 4 * 3600 * 1000;
   std::int64_t credential_margin_ms = 10 * 60 * 1000;
   bool credential_expiring_warn = false;
+  std::string state_dir;                   // [state] dir: default --state-dir ("" = no collection)
+  StateLimits state_limits;                // [state] max_files, max_bytes
 };
 
 // Facts about the user the launcher runs as; passed in so policy stays pure.

@@ -14,6 +14,7 @@
 #include "launcher/local.h"
 #include "launcher/podman_api.h"
 #include "launcher/request.h"
+#include "state/export.h"
 
 namespace asbx {
 namespace {
@@ -180,6 +181,8 @@ int gc_main(const std::string& program, bool json) {
     std::vector<std::string> removed, skipped;
     int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped);
     for (const auto& line : skipped) std::fprintf(stderr, "%s: gc: warning: %s\n", program.c_str(), line.c_str());
+    for (auto& line : remove_stale_exports(state_export_area(seat), current_host_facts().now_unix, kStaleExportSeconds))
+      removed.push_back(line);
     if (json)
       std::cout << nlohmann::json{{"removed", removed}, {"skipped", skipped}, {"failed", failures}}.dump(2) << std::endl;
     else for (const auto& line : removed) std::cout << line << "\n";

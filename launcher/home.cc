@@ -68,6 +68,7 @@ void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {
     if (rel.empty()) unstaged(cred, "not under HOME");
     std::string data = read_credential(cred);
     digests_.push_back(content_digest(data));
+    prints_.push_back({static_cast<std::int64_t>(data.size()), digests_.back()});
     // Rootless: keep-id maps the launcher's own uid onto the container user already.
     std::string why = write_new_file(home_.get(), rel, data, 0600, !plan.rootless, uid, gid);
     std::fill(data.begin(), data.end(), '\0');

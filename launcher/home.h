@@ -14,6 +14,7 @@
 #include "launcher/container_root.h"
 #include "launcher/plan.h"
 #include "launcher/result.h"
+#include "state/walk.h"
 
 namespace asbx {
 
@@ -26,11 +27,14 @@ class SessionHome {
   // written marks the result (credential_refreshed_in_container + a warning).
   void check_refresh(const LaunchPlan& plan, SessionResult& result) const;
   int fd() const { return home_.get(); }
+  // Size and digest of each copy as written: state collection keeps such files out.
+  const std::vector<CredentialPrint>& staged_prints() const { return prints_; }
   void close() { home_ = UniqueFd(); }
 
  private:
   UniqueFd home_;
   std::vector<std::uint64_t> digests_;  // per plan.credentials entry
+  std::vector<CredentialPrint> prints_;
 };
 
 // "/sandbox/home/.codex/auth.json" → ".codex/auth.json"; "" when not under HOME.

@@ -17,6 +17,7 @@
 #include "launcher/slots.h"
 #include "launcher/spec.h"
 #include "launcher/status.h"
+#include "state/export.h"
 
 namespace asbx {
 namespace {
@@ -93,6 +94,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
     return 0;
   }
   gc_before_launch(plan.socket, seat.runtime_dir);  // containers of SIGKILLed launchers go first (one list call)
+  if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   SessionResult result = run_session(plan, io);
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
   if (io.out != 1) ::close(io.out);

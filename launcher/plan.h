@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "egress/policy.h"
+#include "state/rules.h"
 
 namespace asbx {
 
@@ -78,6 +79,7 @@ struct LaunchPlan {
   std::vector<std::string> credential_warnings;  // credential_expiring = "warn" let these through
   std::string socket;                    // podman API socket on the seat
   std::string session_dir;               // seat-side scratch for this session
+  StatePlan state;                       // what of HOME is kept, and where (docs/STATE.md)
   bool operator==(const LaunchPlan&) const = default;
 };
 

@@ -7,16 +7,19 @@
 #include "launcher/error.h"
 #include "launcher/fdio.h"
 #include "launcher/quote.h"
+#include "launcher/remote_state.h"
 #include "launcher/ssh_exec.h"
 #include "launcher/status.h"
 #include "launcher/terminal.h"
 #include "launcher/util.h"
+#include "state/plan_state.h"
 
 namespace asbx {
 namespace {
 
 using nlohmann::json;
 const char* kProgram = "agent-sandbox";
+constexpr int kStoppedStateWaitSeconds = 20;  // the seat's grace (10 s) and its removal
 
 void add(std::vector<std::string>& a, const char* flag, const std::string& value) {
   if (!value.empty()) a.insert(a.end(), {flag, value});
@@ -50,6 +53,7 @@ struct Dispatch {
   RemoteOptions opts;
   std::string ledger;
   std::vector<std::string> tried;
+  StatePlan state;     // --state-dir: where the seat's export goes on this machine
   SignalPipe signals;  // before the first connect: a Ctrl-C while connecting is queued
 
   int run(const std::vector<SeatHost>& candidates) {
@@ -83,6 +87,8 @@ struct Dispatch {
     bool full = !ex.claimed && record.value("error_kind", json()) == json("seat_full");
     if (full && opts.host.empty()) return std::nullopt;
     write_all(req.tty ? 1 : 2, ex.held.data(), ex.held.size());
+    if (!state.dir.empty() && record.value("state", json()).is_object())
+      record["state"] = state_json(fetch_state(conn, req.id, state, record["state"], 0));
     finish(record, conn.host().name);
     return ex.exit_status;
   }
@@ -90,9 +96,11 @@ struct Dispatch {
   int stopped(SshConnection& conn, int sig) {
     std::string message = "stopped: the launcher received signal " + std::to_string(sig);
     std::fprintf(stderr, "%s: %s\n", kProgram, message.c_str());
-    finish({{"id", req.id}, {"outcome", "killed"}, {"exit_code", 128 + sig}, {"cause", "signal"}, {"signal", sig},
-            {"message", message}},
-           conn.host().name);
+    json record = {{"id", req.id}, {"outcome", "killed"}, {"exit_code", 128 + sig}, {"cause", "signal"},
+                   {"signal", sig}, {"message", message}};
+    if (!state.dir.empty())  // the seat ends the session and keeps its state: wait for it, bounded
+      record["state"] = state_json(fetch_state(conn, req.id, state, json(), kStoppedStateWaitSeconds));
+    finish(record, conn.host().name);
     return 128 + sig;
   }
 
@@ -128,6 +136,7 @@ std::vector<std::string> seat_argv(const Request& req, std::int64_t slots) {
   add(a, "--credential", req.credential);
   if (req.tty) a.push_back("--tty");
   if (req.dry_run) a.push_back("--dry-run");
+  if (req.state_export) a.push_back("--state-export");
   a.push_back("--");
   a.insert(a.end(), req.argv.begin(), req.argv.end());
   return a;
@@ -152,7 +161,9 @@ int run_remote(Request req, const RemoteOptions& given) {
     validate_session_id(req.id);
     Registry registry = load_registry(opts.registry);
     auto candidates = seat_candidates(registry, opts.host);
-    Dispatch d{req, opts, caller_ledger(req, user), {}, {}};
+    StatePlan state = caller_state_plan(req, load_seat_config(default_seat_config_path(user), user));
+    req.state_export = !state.dir.empty();
+    Dispatch d{req, opts, caller_ledger(req, user), {}, state, {}};
     return d.run(candidates);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", kProgram, e.what());

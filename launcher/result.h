@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launcher/error.h"
+#include "state/report.h"
 
 namespace asbx {
 
@@ -36,6 +37,7 @@ struct SessionResult {
   bool container_removed = false;
   bool credential_refreshed_in_container = false;
   std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/home.cc)
+  StateReport state;  // what of the agent's state came back (docs/STATE.md)
   std::int64_t started_unix = 0;
   std::int64_t setup_ms = 0;  // until the agent started
   std::int64_t run_ms = 0;    // the agent's own run

@@ -14,6 +14,7 @@
 #include "launcher/podman_api.h"
 #include "launcher/pump.h"
 #include "launcher/spec.h"
+#include "launcher/state_collect.h"
 #include "launcher/terminal.h"
 #include "launcher/units.h"
 
@@ -55,6 +56,7 @@ class Session {
       record_error(result_, Error(ErrorKind::internal, e.what()));
     }
     cleanup();
+    collect_state_once();  // an ending that threw after start: the HOME fd still pins the tmpfs
     result_.total_ms = steady_ms() - t0;
     return result_;
   }
@@ -138,6 +140,7 @@ class Session {
     TerminalGuard term(plan_.tty, io_.in);
     if (plan_.tty) resize();
     api_.start(result_.container_id);
+    started_ = true;
     std::int64_t started = steady_ms();
     result_.setup_ms = started - t0;
     if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
@@ -147,6 +150,7 @@ class Session {
     result_.counters = monitor_.stop();
     result_.run_ms = steady_ms() - started;
     home_.check_refresh(plan_, result_);
+    collect_state_once();  // the agent has ended (exit, timeout, signal, OOM); its HOME is still there
     home_.close();
     if (pumped.output_dropped > 0)
       result_.warnings.push_back("the caller stopped reading: " + std::to_string(pumped.output_dropped) +
@@ -246,6 +250,14 @@ class Session {
                                  std::to_string(c.pids_refused) + " fork(s)");
   }
 
+  // --state-dir: the runtime's state paths, read through the pinned HOME fd (docs/STATE.md).
+  void collect_state_once() {
+    if (!started_ || state_done_ || plan_.state.dir.empty() || home_.fd() < 0) return;
+    state_done_ = true;
+    result_.state = collect_session_state(plan_, home_.fd(), home_.staged_prints());
+    if (!result_.state.error.empty()) result_.warnings.push_back("state: " + result_.state.error);
+  }
+
   void cleanup() {
     result_.egress = egress_.close(plan_);
     if (result_.container_id.empty()) return;
@@ -265,6 +277,8 @@ class Session {
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;
   bool kill_sent_ = false;
+  bool started_ = false;
+  bool state_done_ = false;
 };
 
 }  // namespace

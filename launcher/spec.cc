@@ -48,6 +48,13 @@ json egress_plan_json(const EgressPlan& e) {
           {"max_connections", e.max_connections}};
 }
 
+// Not in the create body: the launcher reads the state back itself (docs/STATE.md).
+json state_plan_json(const StatePlan& s) {
+  if (s.dir.empty()) return nullptr;
+  return {{"dir", s.dir}, {"paths", s.paths}, {"max_files", s.limits.max_files}, {"max_bytes", s.limits.max_bytes},
+          {"export_area", s.export_area}};
+}
+
 }  // namespace
 
 json create_body(const LaunchPlan& plan) {
@@ -104,6 +111,7 @@ json plan_json(const LaunchPlan& plan) {
       {"credentials", creds},
       {"session_dir", plan.session_dir},
       {"egress", egress_plan_json(plan.egress)},
+      {"state", state_plan_json(plan.state)},
       {"create_body", create_body(plan)},
   };
 }

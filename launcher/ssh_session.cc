@@ -109,6 +109,22 @@ void SshConnection::authenticate() {
   if (rc != SSH_AUTH_SUCCESS) fail("public-key authentication as '" + host_.user + "' failed");
 }
 
+int SshConnection::stream(const std::string& command, const std::function<bool(const char*, std::size_t)>& sink) {
+  ssh_channel ch = ssh_channel_new(session_);
+  if (!ch || ssh_channel_open_session(ch) != SSH_OK || ssh_channel_request_exec(ch, command.c_str()) != SSH_OK) {
+    if (ch) ssh_channel_free(ch);
+    fail("cannot open a channel");
+  }
+  char buf[32768];
+  int n;
+  bool reading = true;
+  while (reading && (n = ssh_channel_read(ch, buf, sizeof buf, 0)) > 0) reading = sink(buf, static_cast<std::size_t>(n));
+  int status = reading && n == 0 ? ssh_channel_get_exit_status(ch) : -1;
+  ssh_channel_close(ch);
+  ssh_channel_free(ch);
+  return status;
+}
+
 Captured SshConnection::capture(const std::string& command) {
   ssh_channel ch = ssh_channel_new(session_);
   Captured got;

@@ -2,6 +2,8 @@
 // registry's key or known_hosts file (never auto-accept), public-key or ssh-agent auth
 // only, connect timeout. libssh is used only in launcher/ssh_*.cc.
 #pragma once
+#include <cstddef>
+#include <functional>
 #include <string>
 
 #include "launcher/registry.h"
@@ -33,6 +35,9 @@ class SshConnection {
   const SshOptions& options() const { return options_; }
   // Runs a short command on its own channel; its stdout (at most 1 MiB), no stdin.
   Captured capture(const std::string& command);
+  // Runs a command on its own channel and hands its stdout to `sink` as it arrives (no
+  // buffering; the sink returns false to stop reading). The exit status, -1 when none.
+  int stream(const std::string& command, const std::function<bool(const char*, std::size_t)>& sink);
   [[noreturn]] void fail(const std::string& what) const;
 
  private:

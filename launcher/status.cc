@@ -63,6 +63,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"credential_refreshed_in_container", r.credential_refreshed_in_container},
       {"credential_refresh_expected", refresh_expected_json(plan, r)},
       {"credentials", credentials_json(plan, r)},
+      {"state", state_json(r.state)},
       {"limits", limits_json(plan, r)},
       {"mode", plan.rootless ? "rootless" : "rootful"},
       {"network", plan.network},
