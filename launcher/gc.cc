@@ -14,6 +14,7 @@
 #include "launcher/local.h"
 #include "launcher/podman_api.h"
 #include "launcher/request.h"
+#include "launcher/status.h"
 
 namespace asbx {
 namespace {
@@ -120,8 +121,15 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
   if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
 }
 
+nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
+  return {{"id", s.session},          {"outcome", "killed"},     {"exit_code", nullptr},
+          {"agent_exit_code", nullptr}, {"error_kind", nullptr}, {"message", "removed by gc: " + why},
+          {"failed", "killed"},       {"cause", "orphaned"},     {"container_id", s.container_id},
+          {"container_removed", true}, {"started_unix", s.started_unix}};
+}
+
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
-                    std::vector<std::string>& removed) {
+                    std::vector<std::string>& removed, const std::string& ledger) {
   int failures = 0;
   for (const auto& s : list_sessions(api)) {
     std::string why = orphan_reason(s, host);
@@ -131,16 +139,17 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       continue;
     }
     remove_session_dir(runtime_dir, s.session);
+    if (!ledger.empty()) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   return failures;
 }
 
-void gc_before_launch(const std::string& socket, const std::string& runtime_dir) {
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger) {
   try {
     PodmanApi api(socket);
     std::vector<std::string> removed;
-    collect_orphans(api, current_host_facts(), runtime_dir, removed);
+    collect_orphans(api, current_host_facts(), runtime_dir, removed, ledger);
   } catch (const std::exception&) {
     // The session's own first call reports an unreachable service with its own code.
   }
@@ -151,7 +160,7 @@ int gc_main(const std::string& program, bool json) {
     SeatConfig seat = current_seat_config();
     PodmanApi api(seat.socket);
     std::vector<std::string> removed;
-    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed);
+    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, seat.ledger);
     if (json) std::cout << nlohmann::json{{"removed", removed}, {"failed", failures}}.dump(2) << std::endl;
     else for (const auto& line : removed) std::cout << line << "\n";
     if (failures == 0) return 0;

@@ -85,7 +85,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
     std::cout << plan_json(plan).dump(2) << std::endl;
     return 0;
   }
-  gc_before_launch(plan.socket, seat.runtime_dir);  // containers of SIGKILLed launchers go first (one list call)
+  gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger);  // containers of SIGKILLed launchers go first (one list call)
   SessionResult result = run_session(plan, io);
   if (io.out != 1) ::close(io.out);
   report(opts, result);
