@@ -26,7 +26,7 @@ from harness import CODES, LAUNCHER, SEAT_RUN, Seat  # noqa: E402
 from private_service import PrivateService, processes_with, slot_claims  # noqa: E402
 
 HOG = 'v=$(head -c 300M /dev/zero | tr "\\0" x); echo unreachable'
-MARK = "2789"  # every agent's sleep carries it: no process with it may survive
+MARK = str(3000 + os.getpid() % 5000)  # every agent's sleep carries it (per soak): none may survive
 
 
 class Kind:
@@ -169,11 +169,22 @@ class Soak:
         for t in threads:
             t.join()
         wall = time.monotonic() - t0
+        if self.args.inject_leak:
+            self.inject_leak()
         after = self.settled(before)
         if self.args.keep:
             print("soak: service fds after: " + " ".join(sorted(os.readlink(f"/proc/{self.service.pid()}/fd/{f}")
                                                                for f in os.listdir(f"/proc/{self.service.pid()}/fd"))))
         return self.verdict(before, after, n_seq, wall)
+
+    def inject_leak(self):
+        """The soak's own check (--inject-leak): what a broken launcher would leave — a container
+        of one of its sessions and a held slot claim. The verdict must then fail."""
+        sid = self.sessions[0][0]
+        self.service.podman("create", "--network", "none", "--label", "agent-sandbox.session=" + sid,
+                            "--name", "asbx-" + sid + "-leak", "localhost/agent-sandbox:latest", "true")
+        slots = self.seat.state_home / "agent-sandbox" / "slots"
+        self.holder = subprocess.Popen(["flock", "-n", str(slots / "0.lock"), "sleep", "300"])
 
     def settled(self, before):
         """The after sample: the podman service holds fds for a while after some sessions (the
@@ -197,7 +208,8 @@ class Soak:
     def leftovers(self):
         ids = {s[0] for s in self.sessions}
         left = {}
-        left["containers"] = [c for c in self.service.containers() if c.split()[0].removeprefix("asbx-") in ids]
+        left["containers"] = [c for c in self.service.containers()
+                              if c.split()[0].removeprefix("asbx-").removesuffix("-leak") in ids]
         run = self.seat.dir / "run"
         left["session dirs"] = sorted(p.name for p in run.iterdir()) if run.is_dir() else []
         left["slot claims"] = slot_claims(self.seat.state_home / "agent-sandbox" / "slots")
@@ -250,6 +262,9 @@ class Soak:
         return 1 if failures else 0
 
     def close(self):
+        if getattr(self, "holder", None):
+            self.holder.kill()
+            self.holder.wait()
         for c in self.service.containers():
             if c.startswith("asbx-soak-"):
                 self.service.podman("rm", "-f", c.split()[0], check=False)
@@ -296,6 +311,7 @@ def main():
     ap.add_argument("--fd-noise", type=int, default=4)
     ap.add_argument("--service-rss-noise-mib", type=int, default=48)
     ap.add_argument("--session-timeout", type=int, default=300, help="seconds before a session counts as hung")
+    ap.add_argument("--inject-leak", action="store_true", help="leave a container and a slot claim: must FAIL")
     ap.add_argument("--keep", action="store_true", help="keep the soak's seat dir (ledger, status files)")
     args = ap.parse_args()
     if args.registry == "auto":  # the rd seats of scripts/test-prep.d/40-remote-seats.sh
