@@ -103,10 +103,9 @@ class PrivateService:
             except subprocess.TimeoutExpired:
                 self.kill()
         # Our storage's overlay mounts go with it (only this storage's; the image store is read-only).
-        # containers/storage bind-mounts its overlay dir onto itself (private propagation).
-        overlay = self.graphroot / "overlay"
-        if os.path.ismount(overlay):
-            subprocess.run(["umount", str(overlay)], capture_output=True)
+        # containers/storage bind-mounts its overlay dir onto itself (private propagation); a
+        # bind on the same filesystem is invisible to os.path.ismount, so it is just unmounted.
+        subprocess.run(["umount", str(self.graphroot / "overlay")], capture_output=True)
         shutil.rmtree(self.graphroot, ignore_errors=True)
         shutil.rmtree(self.dir, ignore_errors=True)
 
