@@ -134,12 +134,13 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
   for (const auto& s : list_sessions(api)) {
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
-    if (!api.remove(s.container_id)) {
+    bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
+    if (!api.remove(s.container_id, &was_there)) {
       ++failures;
       continue;
     }
     remove_session_dir(runtime_dir, s.session);
-    if (!ledger.empty()) append_ledger(ledger, orphan_record(s, why));
+    if (!ledger.empty() && was_there) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   return failures;
