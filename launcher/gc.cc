@@ -15,6 +15,7 @@
 #include "launcher/podman_api.h"
 #include "launcher/request.h"
 #include "state/export.h"
+#include "launcher/status.h"
 
 namespace asbx {
 namespace {
@@ -143,8 +144,16 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
   if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
 }
 
+nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
+  return {{"id", s.session},          {"outcome", "killed"},     {"exit_code", nullptr},
+          {"agent_exit_code", nullptr}, {"error_kind", nullptr}, {"message", "removed by gc: " + why},
+          {"failed", "killed"},       {"cause", "orphaned"},     {"container_id", s.container_id},
+          {"container_removed", true}, {"started_unix", s.started_unix}};
+}
+
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
-                    std::vector<std::string>& removed, std::vector<std::string>* skipped) {
+                    std::vector<std::string>& removed, std::vector<std::string>* skipped,
+                    const std::string& ledger) {
   int failures = 0;
   for (const auto& s : list_sessions(api)) {
     if (!s.odd.empty()) {
@@ -154,21 +163,23 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     }
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
-    if (!api.remove(s.container_id)) {
+    bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
+    if (!api.remove(s.container_id, &was_there)) {
       ++failures;
       continue;
     }
     remove_session_dir(runtime_dir, s.session);
+    if (!ledger.empty() && was_there) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   return failures;
 }
 
-void gc_before_launch(const std::string& socket, const std::string& runtime_dir) {
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger) {
   try {
     PodmanApi api(socket);
     std::vector<std::string> removed;
-    collect_orphans(api, current_host_facts(), runtime_dir, removed);
+    collect_orphans(api, current_host_facts(), runtime_dir, removed, nullptr, ledger);
   } catch (const std::exception&) {
     // The session's own first call reports an unreachable service with its own code.
   }
@@ -179,7 +190,7 @@ int gc_main(const std::string& program, bool json) {
     SeatConfig seat = current_seat_config();
     PodmanApi api(seat.socket);
     std::vector<std::string> removed, skipped;
-    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped);
+    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped, seat.ledger);
     for (const auto& line : skipped) std::fprintf(stderr, "%s: gc: warning: %s\n", program.c_str(), line.c_str());
     for (auto& line : remove_stale_exports(state_export_area(seat), current_host_facts().now_unix, kStaleExportSeconds))
       removed.push_back(line);

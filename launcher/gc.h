@@ -44,15 +44,19 @@ HostFacts current_host_facts();
 std::vector<LiveSession> list_sessions(PodmanApi& api);
 // Removes every orphan and its session dir under `runtime_dir` (staged credential copies
 // a killed launcher left); each removal is one line (container, session, reason) in
-// `removed`, each container with odd labels one line in `skipped` (kept, never judged).
+// `removed`, each container with odd labels one line in `skipped` (kept, never judged), and
+// one record in `ledger` (unless empty): the session's launcher could not write one.
 // Returns how many removals failed.
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
-                    std::vector<std::string>& removed, std::vector<std::string>* skipped = nullptr);
+                    std::vector<std::string>& removed, std::vector<std::string>* skipped = nullptr,
+                    const std::string& ledger = "");
+// The ledger line of an orphan gc removed: outcome killed, cause "orphaned", why in the message.
+nlohmann::json orphan_record(const LiveSession& s, const std::string& why);
 
 // The subcommands; `program` prefixes messages. Exit 0, or a launcher code.
 int gc_main(const std::string& program, bool json);
 int ps_main(const std::string& program, bool json);
 // Launch-time gc: quiet, never fails the launch.
-void gc_before_launch(const std::string& socket, const std::string& runtime_dir);
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger = "");
 
 }  // namespace asbx

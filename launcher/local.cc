@@ -93,7 +93,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
     std::cout << plan_json(plan).dump(2) << std::endl;
     return 0;
   }
-  gc_before_launch(plan.socket, seat.runtime_dir);  // containers of SIGKILLed launchers go first (one list call)
+  gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger);  // containers of SIGKILLed launchers go first (one list call)
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   SessionResult result = run_session(plan, io);
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());

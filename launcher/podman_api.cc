@@ -120,9 +120,10 @@ void PodmanApi::resize(const std::string& id, int rows, int cols) {
                    "&running=true");
 }
 
-bool PodmanApi::remove(const std::string& id) {
+bool PodmanApi::remove(const std::string& id, bool* was_there) {
   try {
     Reply r = call("DELETE", "/containers/" + id + "?force=true&volumes=true");
+    if (was_there) *was_there = r.status != 404;
     return r.status == 200 || r.status == 204 || r.status == 404;
   } catch (const Error&) {
     return false;

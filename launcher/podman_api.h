@@ -31,7 +31,8 @@ class PodmanApi {
   nlohmann::json inspect(const std::string& id);
   void kill(const std::string& id, int signal);  // best effort
   void resize(const std::string& id, int rows, int cols);
-  bool remove(const std::string& id);           // force + volumes; false when it failed
+  bool remove(const std::string& id, bool* was_there = nullptr);  // force + volumes; false when it failed
+                                                                  // (*was_there: false on 404, gone already)
   // Containers carrying `label` (key or key=value), running or not.
   nlohmann::json list_by_label(const std::string& label);
 

@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "launcher/error.h"
 #include "launcher/fdio.h"
@@ -48,6 +50,27 @@ json fetch_record(SshConnection& conn, const std::string& id) {
   return {{"id", id}, {"outcome", nullptr}, {"warnings", {"the seat's status record could not be fetched"}}};
 }
 
+// After a dropped connection the seat goes on alone: it sees its caller gone (SIGHUP), stops and
+// removes the container and writes its record. A new connection (3 tries, 1 s apart: a killed
+// sshd is restarted by systemd) waits for that record (at most 30 s), takes it and removes it
+// from the seat; nullopt when the seat cannot be reached.
+std::optional<json> record_after_drop(const SeatHost& host, const std::string& id) {
+  std::string path = seat_status_path(id);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) ::sleep(1);
+    try {
+      SshConnection conn(host, SshOptions{});
+      Captured got = conn.capture("i=0; while [ ! -e " + path + " ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; " +
+                                  "cat -- " + path + " && rm -f -- " + path);
+      json record = got.exit_status == 0 ? json::parse(got.out, nullptr, false) : json();
+      return record.is_object() ? std::optional<json>(record) : std::nullopt;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::ssh_failed) return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 struct Dispatch {
   Request req;
   RemoteOptions opts;
@@ -80,7 +103,7 @@ struct Dispatch {
       TerminalGuard term(req.tty, 0);
       ex = ssh_exec(conn, seat_command(req, conn.host().capacity), req.tty, StdioFds{}, signals);
     }
-    if (ex.dropped) throw Error(ErrorKind::ssh_failed, conn.host().name + ": connection dropped: " + ex.drop_reason);
+    if (ex.dropped) return dropped(conn.host(), ex.drop_reason);
     if (ex.caller_signal) return stopped(conn, ex.caller_signal);
     if (ex.exit_status < 0) throw Error(ErrorKind::ssh_failed, conn.host().name + ": no exit status from the seat");
     json record = fetch_record(conn, req.id);
@@ -91,6 +114,17 @@ struct Dispatch {
       record["state"] = state_json(fetch_state(conn, req.id, state, record["state"], 0));
     finish(record, conn.host().name);
     return ex.exit_status;
+  }
+
+  // The caller's record says the link dropped; the seat's own record, when it can be fetched, says
+  // what the seat did about it. Both reach the status file and the ledger.
+  int dropped(const SeatHost& host, const std::string& why) {
+    Error e(ErrorKind::ssh_failed, host.name + ": connection dropped: " + why);
+    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
+    json record = early_failure_record(req.id, e);
+    if (auto seat = record_after_drop(host, req.id)) record["seat_record"] = *seat;
+    finish(record, host.name);
+    return e.exit_code();
   }
 
   int stopped(SshConnection& conn, int sig) {

@@ -13,6 +13,7 @@
 #include "launcher/mount_access.h"
 #include "launcher/podman_api.h"
 #include "launcher/pump.h"
+#include "launcher/service_loss.h"
 #include "launcher/spec.h"
 #include "launcher/state_collect.h"
 #include "launcher/terminal.h"
@@ -51,7 +52,7 @@ class Session {
       prepare();
       execute(t0);
     } catch (const Error& e) {
-      record_error(result_, e);
+      record_error(result_, lost_service(e));
     } catch (const std::exception& e) {
       record_error(result_, Error(ErrorKind::internal, e.what()));
     }
@@ -73,6 +74,7 @@ class Session {
     api_.init(c.id);
     nlohmann::json state = api_.inspect(c.id);
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
+    init_.hold(pid);
     watch_cgroup(pid);
     before_start(pid, state);
   }
@@ -146,6 +148,9 @@ class Session {
     if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
     PumpHooks hooks = pump_hooks();
     PumpResult pumped = pump_stdio(attach, io_, plan_.tty, signals_, hooks);
+    if (init_.outlives(kStreamOutlivedMs))
+      throw Error(ErrorKind::podman_unreachable,
+                  "the attach stream from " + plan_.socket + " ended while the agent still ran");
     int code = wait_exit_code();
     result_.counters = monitor_.stop();
     result_.run_ms = steady_ms() - started;
@@ -164,9 +169,17 @@ class Session {
   int wait_exit_code() {
     try {
       return api_.wait(result_.container_id);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::podman_unreachable) throw;  // the attach stream ended because the service died
       return -1;
     }
+  }
+
+  // See service_loss.h: the agent is stopped without the service, its removal waits for it.
+  Error lost_service(const Error& e) {
+    if (e.kind() != ErrorKind::podman_unreachable || result_.container_id.empty()) return e;
+    service_lost_ = true;
+    return service_lost(e, init_);
   }
 
   PumpHooks pump_hooks() {
@@ -261,7 +274,8 @@ class Session {
   void cleanup() {
     result_.egress = egress_.close(plan_);
     if (result_.container_id.empty()) return;
-    result_.container_removed = api_.remove(result_.container_id);
+    result_.container_removed = service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs)
+                                              : api_.remove(result_.container_id);
     if (!result_.container_removed)
       result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
   }
@@ -274,6 +288,8 @@ class Session {
   CgroupMonitor monitor_;
   SessionHome home_;
   EgressWall egress_;
+  ContainerInit init_;  // stops the agent should the service die
+  bool service_lost_ = false;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;
   bool kill_sent_ = false;

@@ -42,7 +42,7 @@ NOT_FORCIBLE_HERE = {
     "reexec_loop": "needs a systemd seat host: forced over ssh in tests/integration/test_preflight.py",
     "no_seat": "needs a registry and seat hosts (tests/integration/test_remote.py forces it)",
     "host_key_rejected": "needs a registry and seat hosts (tests/integration/test_remote.py forces it)",
-    "ssh_failed": "needs an ssh connection that drops mid-session (remote dispatch; not forced by a test yet)",
+    "ssh_failed": "needs an ssh connection that drops mid-session (tests/integration/test_faults_seat.py forces it)",
     "unsafe_refused": "only agent-sandbox-unsafe returns it (tests/integration/test_unsafe.py)",
     "seat_full": "only sandbox-run --slots on a full seat (tests/integration/test_remote.py)",
 }

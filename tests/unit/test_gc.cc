@@ -79,3 +79,12 @@ TEST_CASE("odd labels make a container unjudgeable, never a crash or a guess") {
   CHECK(session_from_list_entry(nlohmann::json::parse(R"([1,2])")).odd == "podman listed it without an Id");
   CHECK(entry(R"({"agent-sandbox.launcher-pid":"123"})").odd == "");
 }
+
+TEST_CASE("an orphan gc removed gets the ledger line its killed launcher could not write") {
+  LiveSession s = session();
+  s.container_id = "abc";
+  auto rec = orphan_record(s, "its launcher (pid 123) is gone");
+  CHECK(rec == nlohmann::json::parse(R"({"id":"x","outcome":"killed","exit_code":null,"agent_exit_code":null,
+    "error_kind":null,"message":"removed by gc: its launcher (pid 123) is gone","failed":"killed",
+    "cause":"orphaned","container_id":"abc","container_removed":true,"started_unix":9000})"));
+}
