@@ -29,9 +29,11 @@ std::string where(const SeatHost& h) { return h.user + "@" + h.address + ":" + s
 DoctorCheck version_check(const SeatProbe& p) {
   std::string want = std::string("sandbox-run ") + ASBX_VERSION;
   std::string got = first_line(p.version_out);
-  if (p.version_status == 127 || (p.version_status != 0 && got.empty()))
-    return make("version", false, "sandbox-run is not installed (exit " + std::to_string(p.version_status) + ")",
+  if (p.version_status == 127)
+    return make("version", false, "sandbox-run is not installed (exit 127)",
                 "install the agent-sandbox package on the seat: " + kProvision);
+  if (p.version_status != 0)  // a sandbox-run from before --version refuses the flag
+    got = "sandbox-run answers no version (exit " + std::to_string(p.version_status) + ")";
   return make("version", got == want, got + (got == want ? "" : ", caller has " + want),
               "install agent-sandbox " + std::string(ASBX_VERSION) + " (the caller's .deb) on the seat: " + kProvision);
 }

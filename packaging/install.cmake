@@ -42,15 +42,17 @@ set(CPACK_PACKAGE_NAME agent-sandbox)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "agent-sandbox maintainers <maintainers@users.noreply.a-seed-ffbe4701.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
-set(CPACK_PACKAGE_DESCRIPTION [=[agent-sandbox starts an AI coding agent (codex, claude, cursor-agent) in a fresh rootless
-podman container with a locked-down plan: no network unless asked, read-only image, limits
-that must be enforced or explicitly waived, credentials copied in without ever reaching argv,
-environment or logs. The container is removed when the agent ends; the agent's exit code
-passes through. It runs on the local seat or dispatches over ssh to a registry of seat hosts.
+set(CPACK_PACKAGE_DESCRIPTION [=[agent-sandbox starts an AI coding agent (codex, claude, cursor-agent) in
+a fresh rootless podman container with a locked-down plan: no network unless
+asked, a read-only image, limits that are enforced or explicitly waived,
+credentials copied in without ever reaching argv, environment or logs. The
+container is removed when the agent ends and the agent's exit code passes
+through. It runs on the local seat or dispatches over ssh to seat hosts.
 .
-This package holds the caller side (agent-sandbox), the seat side (sandbox-run), the
-human-only escape hatch (agent-sandbox-unsafe), the credential table, the gc timer as a
-systemd user unit, man pages and bash completion.]=])
+This package holds the caller side (agent-sandbox), the seat side
+(sandbox-run), the human-only escape hatch (agent-sandbox-unsafe), the
+credential table, the gc timer as a systemd user unit, man pages and bash
+completion.]=])
 # The first changelog entry's version; test_package.py checks the .deb carries the same.
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

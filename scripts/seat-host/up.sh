@@ -67,12 +67,18 @@ if ((build)); then
   "$here/build.sh" >&2
 fi
 podman image exists "$ASBX_SEAT_IMAGE" || asbx_die "$ASBX_SEAT_IMAGE missing (run build.sh)"
+# The package and the image archive before the state lock: building them can take minutes.
+if ((!bare)); then
+  [[ -n $deb ]] || deb=$("$ASBX_ROOT/scripts/package.sh" | tail -n1)
+  [[ -n $image_archive ]] || image_archive=$("$here/image-archive.sh")
+fi
 
 install -d -m 0700 "$ASBX_SEAT_STATE" "$ASBX_SEAT_STATE/ssh_config.d" "$ASBX_SEAT_STATE/containers"
 # Serialise concurrent up/down runs. Every podman that leaves a process behind (conmon,
 # slirp4netns, rootlessport) gets `9>&-`, or that process would hold the lock for the seat's life.
 exec 9>"$ASBX_SEAT_STATE/.lock"
-flock -w 120 9 || asbx_die "another up.sh/down.sh holds $ASBX_SEAT_STATE/.lock"
+# Provisioning (an image load per new seat) runs under it: wait long enough for another up.sh.
+flock -w 900 9 || asbx_die "another up.sh/down.sh holds $ASBX_SEAT_STATE/.lock"
 
 if [[ ! -f $SEAT_KEY ]]; then
   ssh-keygen -q -t ed25519 -N '' -C agent-sandbox-seat-client -f "$SEAT_KEY"
@@ -220,8 +226,6 @@ on_seat() { local name=$1; shift; ssh "${SEAT_SSH_OPTS[@]}" -p "${port[$name]}" 
 
 # Every seat from the package, through the one provisioning script a real seat host gets.
 if ((!bare)); then
-  [[ -n $deb ]] || deb=$("$ASBX_ROOT/scripts/package.sh" | tail -n1)
-  [[ -n $image_archive ]] || image_archive=$("$here/image-archive.sh")
   conf=$seat_config
   if [[ -z $conf ]]; then
     conf=$(mktemp)

@@ -121,7 +121,7 @@ class ProvisionedSeatTest(unittest.TestCase):
                              out.stderr)
 
     def test_man_pages_render_on_a_seat(self):
-        out = on_seat(R1, "MANWIDTH=80 man agent-sandbox | head -n 5; MANWIDTH=80 man 5 seat.toml | grep -c host_key")
+        out = on_seat(R1, "export LANG=C MANWIDTH=200; man agent-sandbox | head -n 5; man 5 seat.toml | grep -c host_key")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("agent-sandbox - run an AI coding agent in an ephemeral, locked-down podman container", out.stdout)
         self.assertGreater(int(out.stdout.strip().splitlines()[-1]), 0)
