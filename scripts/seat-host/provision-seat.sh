@@ -77,8 +77,8 @@ as_admin "test -S /run/user/$uid/bus" </dev/null || asbx_die "$host: no user bus
 where=$(as_seat 'command -v sandbox-run' </dev/null || true)
 [[ $where == /usr/bin/sandbox-run ]] ||
   asbx_die "$host: sandbox-run on $user's PATH is '${where:-missing}', not the package's /usr/bin/sandbox-run"
-as_seat 'systemctl --user daemon-reload && systemctl --user enable --now podman.socket agent-sandbox-gc.timer' \
-  </dev/null 2>/dev/null || asbx_die "$host: systemctl --user enable --now podman.socket agent-sandbox-gc.timer failed"
+out=$(as_seat 'systemctl --user daemon-reload && systemctl --user enable --now podman.socket agent-sandbox-gc.timer' \
+  </dev/null 2>&1) || { printf '%s\n' "$out" >&2; asbx_die "$host: systemctl --user enable --now podman.socket agent-sandbox-gc.timer failed"; }
 log "linger, podman.socket and agent-sandbox-gc.timer enabled for $user"
 
 # docker-archive (podman save's default): manifest.json names the config blob <Id>.json
