@@ -17,6 +17,8 @@ exec 9>"$out/.package.lock"
 flock -w 1800 9 || asbx_die "another package.sh holds $out/.package.lock"
 
 cd "$ASBX_ROOT"  # dpkg-buildflags maps this directory to "." in debug info
+# Debian's defaults plus BIND_NOW (only LDFLAGS change: -Wl,-z,now), as lintian asks.
+export DEB_BUILD_MAINT_OPTIONS=${DEB_BUILD_MAINT_OPTIONS:-hardening=+bindnow}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$ASBX_ROOT" -B "$out" -G Ninja "${launcher[@]}" \
