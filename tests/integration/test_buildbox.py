@@ -58,7 +58,7 @@ class BuildboxHarnessTest(SeatTest):
         (repo / "fix-applied").touch()
         result = self.run_tests(repo, session_id="bb-pass")
         self.assertEqual((result.exit_code, result.passed), (0, True))
-        self.assertTrue(pathlib.Path(result.log_path).read_text().endswith("2 passed\n"))
+        self.assertIn("2 passed\n", pathlib.Path(result.log_path).read_text())  # streams interleave freely
         self.assertNoContainer("bb-pass")
 
     def test_a_repository_outside_the_workspace_root_raises_and_runs_nothing(self):
