@@ -46,7 +46,7 @@ as_seat() { ssh "${ssh_opts[@]}" "$user@$host" "$@"; }
 # ---- as the admin: systemd host, seat user, the package, linger ------------------------------------
 as_admin "test -d /run/systemd/system" </dev/null ||
   asbx_die "$host: systemd is not running as PID 1 there (a seat needs a systemd host), or ssh $admin@$host failed"
-uid=$(as_admin "id -u $user" </dev/null) ||
+uid=$(as_admin "id -u $user" </dev/null 2>/dev/null) ||
   asbx_die "$host: no user $user (useradd -m $user && usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $user)"
 
 sha=$(sha256sum <"$deb" | cut -d' ' -f1)

@@ -126,6 +126,36 @@ class ProvisionedSeatTest(unittest.TestCase):
         self.assertIn("agent-sandbox - run an AI coding agent in an ephemeral, locked-down podman container", out.stdout)
         self.assertGreater(int(out.stdout.strip().splitlines()[-1]), 0)
 
+    def provision(self, *args):
+        archive = subprocess.run([str(ROOT / "scripts" / "seat-host" / "image-archive.sh")], capture_output=True,
+                                 text=True, check=True, timeout=1800).stdout.strip().splitlines()[-1]
+        return subprocess.run([str(ROOT / "scripts" / "seat-host" / "provision-seat.sh"), "--ssh-config",
+                               str(STATE / "ssh_config"), *args, R1, str(deb()), archive],
+                              capture_output=True, text=True, timeout=1800)
+
+    def test_provisioning_fails_when_the_seat_doctor_fails(self):
+        conf = "~/.config/agent-sandbox/seat.toml"
+        good = on_seat(R1, f"cat {conf}").stdout
+        self.addCleanup(subprocess.run, [str(SSH), R1, f"cat >{conf}"], input=good, text=True, timeout=60)
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="asbx-prov-"))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        bad = tmp / "seat.toml"
+        bad.write_text('image = "localhost/no-such-image:latest"\nwaive_unenforced_limits = true\n')
+        proc = self.provision("--seat-config", str(bad))
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("FAIL  image", proc.stderr)
+        self.assertIn("localhost/no-such-image:latest is missing", proc.stderr)
+        self.assertTrue(proc.stderr.endswith(
+            f"[provision-seat.sh] error: {R1}: sandbox-run doctor failed (above); the seat is not ready\n"), proc.stderr)
+
+    def test_provisioning_refuses_a_missing_seat_user_before_installing(self):
+        before = on_seat(R1, "stat -c %Y /var/lib/agent-sandbox/package.sha256").stdout
+        proc = self.provision("--user", "nosuchseat")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(proc.stderr, f"[provision-seat.sh] error: {R1}: no user nosuchseat (useradd -m nosuchseat && "
+                                      "usermod --add-subuids 100000-165535 --add-subgids 100000-165535 nosuchseat)\n")
+        self.assertEqual(on_seat(R1, "stat -c %Y /var/lib/agent-sandbox/package.sha256").stdout, before)
+
     def doctor(self, registry, *args):
         return subprocess.run([str(LAUNCHER), "doctor", "--registry", str(registry), *args], capture_output=True,
                               text=True, timeout=300)
