@@ -11,6 +11,7 @@
 #include "launcher/local.h"
 #include "launcher/reexec.h"
 #include "launcher/remote.h"
+#include "launcher/seat_doctor.h"
 #include "launcher/status.h"
 #include "state/export.h"
 
@@ -120,6 +121,7 @@ int main_for(const std::string& program, int argc, char** argv) {
   req.argv = split_command(argc, argv, options);
   CLI::App app{program + ": run an agent in an ephemeral, locked-down podman container", program};
   app.prefix_command();  // without "--", the first non-option word starts the command
+  app.set_version_flag("--version", program + " " + ASBX_VERSION, "print the version and exit");
   add_session_options(app, req);
   add_dispatch_options(app, program, req, remote);
   bool codes_json = false;
@@ -138,6 +140,8 @@ int main_for(const std::string& program, int argc, char** argv) {
   auto* state_export = app.add_subcommand("state-export", "stream a dispatched session's kept state, then remove it");
   state_export->add_option("id", export_id, "session id")->required();
   state_export->add_option("--wait", export_wait, "wait up to SECONDS for the session to end")->check(CLI::Range(0, 600));
+  if (program == "agent-sandbox")  // the caller side checks a registry's seats instead of this host
+    doctor->add_option("--registry", remote.registry, "check every seat of this registry over ssh");
   auto* kube = app.add_subcommand("kube", "print the session as a Kubernetes manifest (YAML); create nothing");
   kube->prefix_command();
   add_session_options(*kube, req);
@@ -145,6 +149,8 @@ int main_for(const std::string& program, int argc, char** argv) {
     std::reverse(options.begin(), options.end());
     app.parse(options);
   } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return usage_error(program, e.what(), req);
@@ -155,6 +161,7 @@ int main_for(const std::string& program, int argc, char** argv) {
   }
   if (gc->parsed()) return gc_main(program, gc_json);
   if (ps->parsed()) return ps_main(program, ps_json);
+  if (doctor->parsed() && !remote.registry.empty()) return seat_doctor_main(program, remote.registry, doctor_json);
   if (doctor->parsed()) return print_doctor(doctor_json);
   if (state_export->parsed()) return state_export_main(program, export_id, export_wait);
   if (kube->parsed()) return kube_command(program, kube->remaining(), req, remote);

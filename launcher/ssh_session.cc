@@ -132,10 +132,20 @@ Captured SshConnection::capture(const std::string& command) {
     if (ch) ssh_channel_free(ch);
     fail("cannot open a channel");
   }
+  // ssh_channel_read also returns 0 when the session timeout (the connect timeout) passes with no
+  // data, as at EOF: a command slower than that lost its output. Read until the channel's EOF,
+  // giving up after a dozen silent timeouts; stderr is drained (not captured) so EOF can be seen.
   char buf[16384];
-  int n;
-  while ((n = ssh_channel_read(ch, buf, sizeof buf, 0)) > 0)
-    if (got.out.size() < (1u << 20)) got.out.append(buf, static_cast<std::size_t>(n));
+  int n = 0;
+  for (int idle = 0; idle < 12 && !ssh_channel_is_eof(ch);) {
+    n = ssh_channel_read(ch, buf, sizeof buf, 0);
+    if (n < 0) break;
+    char skip[4096];
+    while (ssh_channel_read_nonblocking(ch, skip, sizeof skip, 1) > 0) {
+    }
+    idle = n == 0 ? idle + 1 : 0;
+    if (n > 0 && got.out.size() < (1u << 20)) got.out.append(buf, static_cast<std::size_t>(n));
+  }
   ssh_channel_send_eof(ch);
   got.exit_status = n < 0 ? -1 : ssh_channel_get_exit_status(ch);
   ssh_channel_close(ch);

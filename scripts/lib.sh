@@ -13,7 +13,7 @@ export CONTAINERS_CONF=$ASBX_ROOT/scripts/containers.conf
 # Image names.
 ASBX_BASE_IMAGE=localhost/agent-sandbox-base:bookworm
 ASBX_IMAGE=localhost/agent-sandbox:latest
-ASBX_SEAT_IMAGE=localhost/agent-sandbox-seat:bookworm
+ASBX_SEAT_IMAGE=${ASBX_SEAT_IMAGE:-localhost/agent-sandbox-seat:bookworm}  # another tag: a private seat image
 # The unprivileged user used for rootless runs on this machine.
 ASBX_ROOTLESS_USER=asbx-rootless
 

@@ -8,6 +8,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git
           libcpp-httplib-dev libssh-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev doctest-dev
           podman runc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
           debootstrap hyperfine openssh-client npm iproute2 python3-yaml
+          dpkg-dev lintian man-db  # scripts/package.sh (dpkg-buildflags, dpkg-shlibdeps), the .deb's checks
           clang libclang-rt-dev llvm)  # fuzz/ (libFuzzer, sanitizer runtimes, llvm-symbolizer)
 
 install_packages() {

@@ -22,6 +22,8 @@ INCLUDE=(
   # runtime libraries of sandbox-run
   libssh-4 libcpp-httplib0.11 libtomlplusplus3 libstdc++6
   bash coreutils git
+  # `man agent-sandbox` on a seat (the package ships man pages)
+  man-db
 )
 
 force=0
@@ -72,8 +74,8 @@ if [[ ! -s $tarball ]]; then
   rm -f "$root"/var/cache/apt/archives/*.deb
   tar --numeric-owner --xattrs -C "$root" -cf "$tarball.part" .
   mv "$tarball.part" "$tarball"
-  # Older tarballs of other keys are no longer needed.
-  find "$cache" -maxdepth 1 -name 'rootfs-*.tar' ! -name "rootfs-$base_key.tar" -delete
+  # Tarballs of other keys go once nobody used them for a week (another clone may still need one).
+  find "$cache" -maxdepth 1 -name 'rootfs-*.tar' ! -name "rootfs-$base_key.tar" -mtime +7 -delete
   asbx_log "debootstrap done in $((SECONDS - t0)) s -> $tarball"
 else
   mkdir -p "$root"
@@ -91,6 +93,7 @@ fi
 echo 'seat:100000:65536' >"$root/etc/subuid"
 echo 'seat:100000:65536' >"$root/etc/subgid"
 install -d -m 0700 -o 1000 -g 1000 "$root/home/seat/.ssh"
+install -d -m 0700 "$root/root/.ssh"
 install -d -m 0755 -o 1000 -g 1000 "$root/home/seat/.config" "$root/home/seat/.config/agent-sandbox" \
   "$root/home/seat/.local" "$root/home/seat/.local/share"
 install -d -m 0700 -o 1000 -g 1000 "$root/home/seat/.local/share/containers"
@@ -111,8 +114,9 @@ cat >"$root/etc/ssh/sshd_config.d/agent-sandbox.conf" <<'EOF'
 HostKey /etc/ssh/ssh_host_ed25519_key
 PasswordAuthentication no
 KbdInteractiveAuthentication no
-PermitRootLogin no
-AllowUsers seat
+# root logs in by key only: provision-seat.sh installs the package and enables linger as root
+PermitRootLogin prohibit-password
+AllowUsers seat root
 UsePAM yes
 AllowStreamLocalForwarding yes
 StreamLocalBindUnlink yes

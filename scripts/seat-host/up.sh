@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Boots N agent-seat hosts asbx-seat-1..N as rootful podman containers with systemd as PID 1
-# (running ones are reused), waits until each answers ssh and has its user bus, and writes a
-# registry TOML. Its path is the only line on stdout; progress goes to stderr.
+# (running ones are reused), waits until each answers ssh and has its user bus, provisions each
+# from the Debian package with provision-seat.sh (the same script a real seat host gets), and
+# writes a registry TOML. Its path is the only line on stdout; progress goes to stderr.
+# `up.sh 2` then `agent-sandbox --registry <that file> -- true` runs a session on a seat.
 #
-# usage: up.sh N [--prefix P] [--sandbox-run PATH] [--image-archive PATH] [--seat-config FILE]
+# usage: up.sh N [--prefix P] [--deb PATH] [--image-archive PATH] [--seat-config FILE] [--bare]
 #                [--capacity K] [--memory SIZE] [--pids-limit N] [--no-build]
 #   --prefix P            name the seats P-1..N instead of asbx-seat-1..N (a test's own seats)
-#   --sandbox-run PATH    copy PATH to /usr/local/bin/sandbox-run (0755) on every seat
-#   --image-archive PATH  `podman save` tar; loaded into seat's rootless storage unless that
-#                         image Id is already there
-#   --seat-config FILE    copied to ~seat/.config/agent-sandbox/seat.toml
+#   --deb PATH            the package to install (default: what scripts/package.sh builds)
+#   --image-archive PATH  `podman save` tar of the agent image (default: seat-host/image-archive.sh)
+#   --seat-config FILE    the seats' seat.toml (default: the image, and waive_unenforced_limits = true
+#                         when this machine is not on cgroup v2, where rootless limits are ignored)
+#   --bare                boot only: no package, no image, no seat config
 #   --capacity K          capacity written to the registry (default 4)
 #   --memory/--pids-limit ceiling of the whole seat (default 4g / 4096)
+#   --no-build            do not (re)build the seat image
 # State (client key, known_hosts, ssh_config, registry.toml): ${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
@@ -22,26 +26,28 @@ usage() { sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2
 
 count=
 prefix=asbx-seat
-sandbox_run=
+deb=
 image_archive=
 seat_config=
 capacity=4
 memory=4g
 pids_limit=4096
 build=1
+bare=0
 # slirp4netns: the published port is a userspace listener, so no iptables is needed on the host
 # (this VM has none; netavark's bridge fails with "netavark: No such file or directory").
 network=${ASBX_SEAT_NETWORK:-slirp4netns}
 while (($#)); do
   case $1 in
     --prefix) prefix=${2:?}; shift 2 ;;
-    --sandbox-run) sandbox_run=${2:?}; shift 2 ;;
+    --deb) deb=${2:?}; shift 2 ;;
     --image-archive) image_archive=${2:?}; shift 2 ;;
     --seat-config) seat_config=${2:?}; shift 2 ;;
     --capacity) capacity=${2:?}; shift 2 ;;
     --memory) memory=${2:?}; shift 2 ;;
     --pids-limit) pids_limit=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
+    --bare) bare=1; shift ;;
     -h|--help) usage ;;
     -*) asbx_log "unknown option $1"; usage ;;
     *) [[ -z $count ]] || usage; count=$1; shift ;;
@@ -50,7 +56,7 @@ done
 [[ $count =~ ^[1-9][0-9]*$ ]] || usage
 [[ $prefix =~ ^[a-z0-9][a-z0-9.-]*$ ]] || asbx_die "--prefix: lower-case letters, digits, '.' and '-'"
 [[ $capacity =~ ^[0-9]+$ ]] || asbx_die "--capacity must be a number"
-for f in "$sandbox_run" "$image_archive" "$seat_config"; do
+for f in "$deb" "$image_archive" "$seat_config"; do
   [[ -z $f || -f $f ]] || asbx_die "no such file: $f"
 done
 
@@ -61,12 +67,18 @@ if ((build)); then
   "$here/build.sh" >&2
 fi
 podman image exists "$ASBX_SEAT_IMAGE" || asbx_die "$ASBX_SEAT_IMAGE missing (run build.sh)"
+# The package and the image archive before the state lock: building them can take minutes.
+if ((!bare)); then
+  [[ -n $deb ]] || deb=$("$ASBX_ROOT/scripts/package.sh" | tail -n1)
+  [[ -n $image_archive ]] || image_archive=$("$here/image-archive.sh")
+fi
 
 install -d -m 0700 "$ASBX_SEAT_STATE" "$ASBX_SEAT_STATE/ssh_config.d" "$ASBX_SEAT_STATE/containers"
 # Serialise concurrent up/down runs. Every podman that leaves a process behind (conmon,
 # slirp4netns, rootlessport) gets `9>&-`, or that process would hold the lock for the seat's life.
 exec 9>"$ASBX_SEAT_STATE/.lock"
-flock -w 120 9 || asbx_die "another up.sh/down.sh holds $ASBX_SEAT_STATE/.lock"
+# Provisioning (an image load per new seat) runs under it: wait long enough for another up.sh.
+flock -w 900 9 || asbx_die "another up.sh/down.sh holds $ASBX_SEAT_STATE/.lock"
 
 if [[ ! -f $SEAT_KEY ]]; then
   ssh-keygen -q -t ed25519 -N '' -C agent-sandbox-seat-client -f "$SEAT_KEY"
@@ -106,10 +118,15 @@ for ((i = 1; i <= count; i++)); do
   status=$(podman container inspect --format '{{.State.Status}}' "$name" 2>/dev/null || true)
   [[ -z $status ]] || seat_is_ours "$name" || asbx_die "container $name exists but was not made by up.sh with this state dir"
   if [[ -n $status ]]; then
-    if [[ $(podman container inspect --format '{{.Image}}' "$name") != "$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE")" ]]; then
-      asbx_log "$name: runs an older $ASBX_SEAT_IMAGE (down.sh $name, then up.sh, to refresh)"
-    fi
-    if [[ $status == running ]] && port_answers "$(seat_port "$name")"; then
+    stale=0
+    [[ $(podman container inspect --format '{{.Image}}' "$name") == "$(podman image inspect --format '{{.Id}}' "$ASBX_SEAT_IMAGE")" ]] || stale=1
+    if ((stale)); then
+      # e.g. one without root's ssh login, which provisioning needs; the storage volume (the loaded
+      # image) is kept.
+      asbx_log "$name: runs an older $ASBX_SEAT_IMAGE, booting it again"
+      podman rm -f --time 5 "$name" >/dev/null 9>&- || asbx_die "$name: cannot remove the old seat"
+      status=
+    elif [[ $status == running ]] && port_answers "$(seat_port "$name")"; then
       asbx_log "$name: running, reused"
       started[$name]=
     elif [[ $status != running ]] && podman start "$name" >/dev/null 2>&1 9>&-; then
@@ -147,6 +164,7 @@ for ((i = 1; i <= count; i++)); do
     --memory "$memory" --pids-limit "$pids_limit" \
     -v "$name-storage:/home/seat/.local/share/containers" \
     --mount "type=bind,src=$ASBX_SEAT_STATE/authorized_keys,dst=/home/seat/.ssh/authorized_keys,ro" \
+    --mount "type=bind,src=$ASBX_SEAT_STATE/authorized_keys,dst=/root/.ssh/authorized_keys,ro" \
     --cidfile "$ASBX_SEAT_STATE/containers/$name.id" \
     "$ASBX_SEAT_IMAGE" /sbin/init >/dev/null 9>&-
 done
@@ -206,39 +224,33 @@ done
 
 on_seat() { local name=$1; shift; ssh "${SEAT_SSH_OPTS[@]}" -p "${port[$name]}" seat@127.0.0.1 "$@"; }
 
-archive_id=
-if [[ -n $image_archive ]]; then
-  # docker-archive (podman save's default): manifest.json names the config blob <Id>.json
-  archive_id=$(tar -xOf "$image_archive" manifest.json 2>/dev/null |
-    grep -o '"Config":"[^"]*"' | head -n1 | sed 's/.*"\(sha256:\)\{0,1\}\([0-9a-f]\{64\}\)\.json"$/\2/;t;d' || true)
-  [[ -n $archive_id ]] || asbx_log "cannot read the image Id of $image_archive; loading it unconditionally"
+# Every seat from the package, through the one provisioning script a real seat host gets.
+if ((!bare)); then
+  conf=$seat_config
+  if [[ -z $conf ]]; then
+    conf=$(mktemp)
+    trap 'rm -f "$conf"' EXIT
+    {
+      echo "# written by scripts/seat-host/up.sh (seat.toml(5))"
+      echo "image = \"$ASBX_IMAGE\""
+      if [[ $(stat -fc %T /sys/fs/cgroup) != cgroup2fs ]]; then
+        echo "# this machine is not on cgroup v2: rootless podman in the seat ignores every limit (docs/SEAT-HOSTS.md)"
+        echo "waive_unenforced_limits = true"
+      fi
+    } >"$conf"
+  fi
+  for name in "${names[@]}"; do
+    # Seats booted by older versions of this script got sandbox-run and the credential table copied
+    # into /usr/local, which would shadow the package's files.
+    podman exec "$name" rm -rf /usr/local/bin/sandbox-run /usr/local/share/agent-sandbox 9>&-
+    t0=$(now)
+    "$here/provision-seat.sh" --ssh-config "$SEAT_SSH_CONFIG" --seat-config "$conf" "$name" "$deb" "$image_archive" 9>&-
+    # A fresh seat has no podman API service and no pause process while no container runs; tests of
+    # the no-new-privileges path depend on that.
+    on_seat "$name" "systemctl --user stop podman.service 2>/dev/null; $SEAT_DROP_PAUSE" </dev/null
+    asbx_log "$name: provisioned in $(elapsed "$t0" "$(now)") s"
+  done
 fi
-
-for name in "${names[@]}"; do
-  if [[ -n $sandbox_run ]]; then
-    podman cp "$sandbox_run" "$name:/usr/local/bin/sandbox-run"
-    podman exec "$name" sh -c 'chown root:root /usr/local/bin/sandbox-run && chmod 0755 /usr/local/bin/sandbox-run'
-    missing=$(podman exec "$name" sh -c 'ldd /usr/local/bin/sandbox-run 2>&1 | grep "not found"' || true)
-    [[ -z $missing ]] || asbx_log "$name: sandbox-run lacks libraries: $(echo $missing)"
-    asbx_log "$name: installed /usr/local/bin/sandbox-run"
-  fi
-  if [[ -n $seat_config ]]; then
-    on_seat "$name" 'mkdir -p ~/.config/agent-sandbox && cat >~/.config/agent-sandbox/seat.toml' <"$seat_config"
-    asbx_log "$name: wrote ~seat/.config/agent-sandbox/seat.toml"
-  fi
-  if [[ -n $image_archive ]]; then
-    if [[ -n $archive_id ]] && on_seat "$name" "podman image exists $archive_id" </dev/null; then
-      asbx_log "$name: image ${archive_id:0:12} already loaded"
-    else
-      t0=$(now)
-      on_seat "$name" 'podman load -q' <"$image_archive" >&2
-      asbx_log "$name: loaded $image_archive in $(elapsed "$t0" "$(now)") s"
-    fi
-    # Leave no podman pause process behind while no container runs: a fresh seat has none, and
-    # tests of the no-new-privileges path depend on that.
-    on_seat "$name" "$SEAT_DROP_PAUSE" </dev/null
-  fi
-done
 
 # One registry per prefix, so a test's own seats do not overwrite the default registry.
 [[ $prefix == asbx-seat ]] || SEAT_REGISTRY=$ASBX_SEAT_STATE/registry-$prefix.toml

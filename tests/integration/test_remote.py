@@ -23,9 +23,11 @@ import unittest
 from harness import CODES, LAUNCHER, ROOT, sha256, unavailable
 
 STATE = pathlib.Path(os.environ.get("ASBX_SEAT_STATE", "/var/lib/agent-sandbox/seats"))
-REGISTRY = STATE / "registry-rd.toml"
+# ASBX_REMOTE_PREFIX=P runs against seats P-1, P-2 (up.sh 2 --prefix P) instead of the shared rd-*.
+PREFIX = os.environ.get("ASBX_REMOTE_PREFIX", "rd")
+REGISTRY = STATE / f"registry-{PREFIX}.toml"
 SSH = ROOT / "scripts" / "seat-host" / "ssh.sh"
-SEATS = ("rd-1", "rd-2")
+SEATS = R1, R2 = f"{PREFIX}-1", f"{PREFIX}-2"
 
 
 def on_seat(seat, command, check=True):
@@ -40,7 +42,7 @@ def seat_containers(seat, session_id):
 class RemoteTest(unittest.TestCase):
     def setUp(self):
         if not LAUNCHER.exists() or not REGISTRY.exists():
-            unavailable(self, f"seats rd-1/rd-2 not up ({REGISTRY}; scripts/test-prep.d/40-remote-seats.sh)")
+            unavailable(self, f"seats {R1}/{R2} not up ({REGISTRY}; scripts/test-prep.d/40-remote-seats.sh)")
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="asbx-remote-"))
         self.env = dict(os.environ, XDG_CONFIG_HOME=str(self.dir / "config"), XDG_STATE_HOME=str(self.dir / "state"))
         self.n = 0
@@ -96,40 +98,40 @@ class Dispatch(RemoteTest):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout, b"out\n")
         self.assertIn(b"err\n", proc.stderr)
-        self.assertEqual(record["seat"], "rd-1")
+        self.assertEqual(record["seat"], R1)
         self.assertEqual(record["id"], "remote-first")
         self.assertEqual(record["outcome"], "exited")
         self.assertTrue(record["container_removed"])
         ledger = (self.dir / "state" / "agent-sandbox" / "ledger.jsonl").read_text().splitlines()
-        self.assertEqual(json.loads(ledger[-1])["seat"], "rd-1")
-        self.assertEqual(on_seat("rd-1", "ls $XDG_RUNTIME_DIR/agent-sandbox-status.remote-first.json",
+        self.assertEqual(json.loads(ledger[-1])["seat"], R1)
+        self.assertEqual(on_seat(R1, "ls $XDG_RUNTIME_DIR/agent-sandbox-status.remote-first.json",
                                  check=False).returncode, 2, "status file left on the seat")
 
     def test_full_seat_sends_the_session_to_the_next(self):
-        hold = subprocess.Popen([str(SSH), "rd-1", "d=~/.local/state/agent-sandbox/slots; mkdir -p $d; cd $d; "
+        hold = subprocess.Popen([str(SSH), R1, "d=~/.local/state/agent-sandbox/slots; mkdir -p $d; cd $d; "
                                  "echo $$ >/tmp/rd-holder.pid; exec flock -n 0.lock flock -n 1.lock flock -n 2.lock "
                                  "flock -n 3.lock sh -c 'echo held; sleep 60'"], stdout=subprocess.PIPE)
         self.addCleanup(hold.stdout.close)
         self.addCleanup(hold.wait)
-        self.addCleanup(on_seat, "rd-1", "kill $(cat /tmp/rd-holder.pid)", check=False)
+        self.addCleanup(on_seat, R1, "kill $(cat /tmp/rd-holder.pid)", check=False)
         self.assertEqual(hold.stdout.readline(), b"held\n")
         proc, record = self.dispatch("--", "sh", "-c", "read x; echo got-$x", input=b"stdin-kept\n")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout, b"got-stdin-kept\n")  # nothing of stdin was lost on the full seat
         self.assertNotIn(b"seat full", proc.stderr)
-        self.assertEqual((record["seat"], record["seats_tried"]), ("rd-2", ["rd-1 full"]))
+        self.assertEqual((record["seat"], record["seats_tried"]), (R2, [f"{R1} full"]))
 
     def test_down_seat_sends_the_session_to_the_next(self):
-        reg = self.registry(lambda t: rewrite_host(t, "rd-1", "port", str(dead_port())))
+        reg = self.registry(lambda t: rewrite_host(t, R1, "port", str(dead_port())))
         proc, record = self.dispatch("--", "true", registry=reg)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual((record["seat"], record["seats_tried"]), ("rd-2", ["rd-1 unreachable"]))
+        self.assertEqual((record["seat"], record["seats_tried"]), (R2, [f"{R1} unreachable"]))
 
     def test_all_seats_down_is_no_seat(self):
-        reg = self.registry(lambda t: rewrite_host(rewrite_host(t, "rd-1", "port", str(dead_port())),
-                                                   "rd-2", "port", str(dead_port())))
+        reg = self.registry(lambda t: rewrite_host(rewrite_host(t, R1, "port", str(dead_port())),
+                                                   R2, "port", str(dead_port())))
         proc, record = self.dispatch("--id", "remote-none", "--", "true", registry=reg)
-        message = f"no agent-seat host was reachable with free capacity: tried rd-1 unreachable; rd-2 unreachable (registry {reg})"
+        message = f"no agent-seat host was reachable with free capacity: tried {R1} unreachable; {R2} unreachable (registry {reg})"
         self.assertEqual(proc.returncode, CODES["no_seat"])
         self.assertEqual((record["error_kind"], record["message"]), ("no_seat", message))
         self.assertEqual(proc.stderr.decode(), "agent-sandbox: " + message + "\n")
@@ -137,24 +139,24 @@ class Dispatch(RemoteTest):
     def test_wrong_host_key_is_rejected_and_nothing_runs(self):
         text = REGISTRY.read_text()
         other_key = re.findall(r'(?m)^host_key = (".*")$', text)[1]  # rd-2's key for rd-1
-        reg = self.registry(lambda t: rewrite_host(t, "rd-1", "host_key", other_key))
-        before = self.seat_ledger_lines("rd-1")
+        reg = self.registry(lambda t: rewrite_host(t, R1, "host_key", other_key))
+        before = self.seat_ledger_lines(R1)
         proc, record = self.dispatch("--id", "remote-badkey", "--", "true", registry=reg)
         self.assertEqual(proc.returncode, CODES["host_key_rejected"], proc.stderr)
         self.assertEqual(record["error_kind"], "host_key_rejected")
-        self.assertRegex(record["message"], r"^rd-1 \(127\.0\.0\.1:\d+\): host key SHA256:\S+ does not match "
+        self.assertRegex(record["message"], rf"^{R1} \(127\.0\.0\.1:\d+\): host key SHA256:\S+ does not match "
                                             r"the registry's SHA256:\S+$")
-        self.assertEqual(self.seat_ledger_lines("rd-1"), before, "something ran on the seat")
-        self.assertEqual(seat_containers("rd-1", "remote-badkey"), [])
+        self.assertEqual(self.seat_ledger_lines(R1), before, "something ran on the seat")
+        self.assertEqual(seat_containers(R1, "remote-badkey"), [])
 
     def test_unknown_host_key_in_known_hosts_is_rejected(self):
         empty = self.dir / "known_hosts"
         empty.write_text("")
         reg = self.registry(lambda t: re.sub(r"(?m)^host_key = .*$", f'known_hosts = "{empty}"', t))
-        proc, record = self.dispatch("--host", "rd-1", "--", "true", registry=reg)
+        proc, record = self.dispatch("--host", R1, "--", "true", registry=reg)
         self.assertEqual(proc.returncode, CODES["host_key_rejected"], proc.stderr)
-        port = port_of(REGISTRY.read_text(), "rd-1")
-        self.assertEqual(record["message"], f"rd-1 (127.0.0.1:{port}): host key unknown (not in {empty}); never accepted unseen")
+        port = port_of(REGISTRY.read_text(), R1)
+        self.assertEqual(record["message"], f"{R1} (127.0.0.1:{port}): host key unknown (not in {empty}); never accepted unseen")
 
 
 class Stdio(RemoteTest):
@@ -180,17 +182,17 @@ class Stdio(RemoteTest):
 class Lifetime(RemoteTest):
     def test_killed_caller_leaves_no_container(self):
         sid = f"remote-kill-{os.getpid()}"
-        caller = subprocess.Popen([str(LAUNCHER), "--registry", str(REGISTRY), "--host", "rd-2", "--id", sid, "--",
+        caller = subprocess.Popen([str(LAUNCHER), "--registry", str(REGISTRY), "--host", R2, "--id", sid, "--",
                                    "sleep", "300"], env=self.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
         self.addCleanup(caller.stdin.close)
         deadline = time.time() + 60
-        while not seat_containers("rd-2", sid):
+        while not seat_containers(R2, sid):
             self.assertLess(time.time(), deadline, "the session never started")
             time.sleep(0.5)
         caller.kill()
         caller.wait()
         killed = time.time()
-        while seat_containers("rd-2", sid):
+        while seat_containers(R2, sid):
             self.assertLess(time.time() - killed, 10, "container still on the seat 10 s after the caller died")
             time.sleep(0.5)
 
@@ -209,19 +211,19 @@ class Lifetime(RemoteTest):
         for proc, record in results:
             self.assertEqual(proc.returncode, 0, proc.stderr)
         placed = [record["seat"] for _, record in results]
-        self.assertEqual(sorted(placed), ["rd-1"] * 4 + ["rd-2"] * 4)
+        self.assertEqual(sorted(placed), [R1] * 4 + [R2] * 4)
         self.assertLessEqual(max(peak.values()), 4, peak)
 
 
 class Accounts(RemoteTest):
     def test_chosen_account_is_the_credential_the_container_sees(self):
         for account in ("work", "home"):
-            on_seat("rd-1", f"d=~/.config/agent-sandbox/accounts/{account}/codex; mkdir -p $d; "
+            on_seat(R1, f"d=~/.config/agent-sandbox/accounts/{account}/codex; mkdir -p $d; "
                             f"echo marker-{account}-$$ >$d/auth.json; chmod 600 $d/auth.json")
-        self.addCleanup(on_seat, "rd-1", "rm -rf ~/.config/agent-sandbox/accounts", check=False)
-        markers = {a: on_seat("rd-1", f"cat ~/.config/agent-sandbox/accounts/{a}/codex/auth.json").stdout
+        self.addCleanup(on_seat, R1, "rm -rf ~/.config/agent-sandbox/accounts", check=False)
+        markers = {a: on_seat(R1, f"cat ~/.config/agent-sandbox/accounts/{a}/codex/auth.json").stdout
                    for a in ("work", "home")}
-        proc, record = self.dispatch("--host", "rd-1", "--runtime", "codex", "--account", "work", "--",
+        proc, record = self.dispatch("--host", R1, "--runtime", "codex", "--account", "work", "--",
                                      "cat", "/sandbox/home/.codex/auth.json")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(proc.stdout.decode(), markers["work"])

@@ -1,0 +1,70 @@
+# What `cmake --install` puts where (GNUInstallDirs), and the CPack DEB that packs exactly that.
+# scripts/package.sh configures with -DCMAKE_INSTALL_PREFIX=/usr and runs cpack; docs/INSTALL.md
+# lists the files, the Depends and the lintian result. Why CPack and not debian/: docs/DECISIONS.md.
+
+set(ASBX_PKG ${CMAKE_SOURCE_DIR}/packaging)
+set(ASBX_DOCDIR ${CMAKE_INSTALL_DATADIR}/doc/agent-sandbox)
+
+install(TARGETS agent-sandbox sandbox-run agent-sandbox-unsafe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# sandbox-run finds it here by default (ASBX_CREDTABLE_INSTALLED; credtable/credtable.h).
+install(FILES credtable/credtable.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/agent-sandbox)
+
+# systemd user units (the gc timer); systemd reads <prefix>/lib/systemd/user for /usr and /usr/local.
+configure_file(scripts/systemd/agent-sandbox-gc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service scripts/systemd/agent-sandbox-gc.timer
+        DESTINATION lib/systemd/user)
+
+# Bash completion: one script, looked up by command name.
+foreach(cmd agent-sandbox sandbox-run agent-sandbox-unsafe)
+  install(FILES ${ASBX_PKG}/completion/agent-sandbox.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+          RENAME ${cmd})
+endforeach()
+
+# Man pages and the Debian changelog, compressed as Debian policy wants (gzip -9n: no name, no time).
+set(ASBX_GZ_OUTPUTS)
+function(asbx_gzip src dst)
+  add_custom_command(OUTPUT ${dst} COMMAND sh -c "gzip -9n -c '${src}' >'${dst}'" DEPENDS ${src} VERBATIM)
+  set(ASBX_GZ_OUTPUTS ${ASBX_GZ_OUTPUTS} ${dst} PARENT_SCOPE)
+endfunction()
+foreach(page agent-sandbox.1 sandbox-run.1 agent-sandbox-unsafe.1 seat.toml.5)
+  string(REGEX MATCH "[0-9]$" section ${page})
+  configure_file(${ASBX_PKG}/man/${page} ${CMAKE_BINARY_DIR}/man/${page} @ONLY)
+  asbx_gzip(${CMAKE_BINARY_DIR}/man/${page} ${CMAKE_BINARY_DIR}/man/${page}.gz)
+  install(FILES ${CMAKE_BINARY_DIR}/man/${page}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section})
+endforeach()
+asbx_gzip(${ASBX_PKG}/changelog ${CMAKE_BINARY_DIR}/changelog.Debian.gz)
+add_custom_target(asbx-docs ALL DEPENDS ${ASBX_GZ_OUTPUTS})
+install(FILES ${CMAKE_BINARY_DIR}/changelog.Debian.gz ${ASBX_PKG}/copyright DESTINATION ${ASBX_DOCDIR})
+
+# ---- the .deb ------------------------------------------------------------------------------------
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME agent-sandbox)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "agent-sandbox maintainers <maintainers@users.noreply.a-seed-ffbe4701.example>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_DESCRIPTION [=[agent-sandbox starts an AI coding agent (codex, claude, cursor-agent) in
+a fresh rootless podman container with a locked-down plan: no network unless
+asked, a read-only image, limits that are enforced or explicitly waived,
+credentials copied in without ever reaching argv, environment or logs. The
+container is removed when the agent ends and the agent's exit code passes
+through. It runs on the local seat or dispatches over ssh to seat hosts.
+.
+This package holds the caller side (agent-sandbox), the seat side
+(sandbox-run), the human-only escape hatch (agent-sandbox-unsafe), the
+credential table, the gc timer as a systemd user unit, man pages and bash
+completion.]=])
+# The first changelog entry's version; test_package.py checks the .deb carries the same.
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# dpkg-shlibdeps adds libssh-4, libcpp-httplib0.11, libtomlplusplus3, libstdc++6, libgcc-s1, libc6;
+# nlohmann-json and CLI11 are header-only, doctest is the unit tests' only.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "podman, uidmap, slirp4netns, systemd")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dbus-user-session, fuse-overlayfs, openssh-server")
+set(CPACK_STRIP_FILES ON)
+set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+    WORLD_READ WORLD_EXECUTE)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+include(CPack)

@@ -1,0 +1,83 @@
+"""The buildbox harness caller (examples/buildbox_harness.py) against the real launcher and podman:
+a repository's test command runs in a session and the harness hands back its exit code, its output
+log and the status record; a launcher failure raises and nothing runs on the host."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from harness import CODES, LAUNCHER, ROOT, SeatTest
+
+sys.path.insert(0, str(ROOT / "examples"))
+import agent_sandbox_caller as caller  # noqa: E402
+import buildbox_harness as buildbox  # noqa: E402
+
+AGENT_UID = 1000  # a root caller's agent runs as 1000:1000 (docs/MOUNTS.md)
+
+TEST_SCRIPT = """#!/bin/sh
+echo "running 2 tests in $(pwd)"
+echo "test_b: FAILED (expected 4, got 5)" >&2
+echo ran >results.txt
+[ -e fix-applied ] && { echo "2 passed"; exit 0; }
+echo "1 passed, 1 failed"; exit 3
+"""
+
+
+class BuildboxHarnessTest(SeatTest):
+    def repo(self, name="repo-7"):
+        repo = self.seat.workspaces / name
+        repo.mkdir()
+        (repo / "run-tests").write_text(TEST_SCRIPT)
+        (repo / "run-tests").chmod(0o755)
+        for p in (repo, repo / "run-tests"):
+            os.chown(p, AGENT_UID, AGENT_UID)
+        return repo
+
+    def run_tests(self, repo, **kw):
+        return buildbox.run_tests(repo, "./run-tests", self.seat.dir / "out", launcher=str(LAUNCHER),
+                                  env=self.seat.env(), **kw)
+
+    def test_failing_tests_hand_back_their_code_log_and_record(self):
+        repo = self.repo()
+        result = self.run_tests(repo)
+        self.assertEqual((result.exit_code, result.passed), (3, False))
+        log = pathlib.Path(result.log_path).read_text()
+        self.assertIn(f"running 2 tests in /sandbox/workspaces/{repo.name}\n", log)
+        self.assertIn("test_b: FAILED (expected 4, got 5)\n", log)
+        self.assertIn("1 passed, 1 failed\n", log)
+        self.assertEqual(result.record, json.loads(pathlib.Path(result.status_path).read_text()))
+        self.assertEqual((result.record["outcome"], result.record["agent_exit_code"], result.record["id"]),
+                         ("exited", 3, "buildbox-repo-7"))
+        self.assertIsNone(result.record["error_kind"])
+        self.assertEqual((repo / "results.txt").read_text(), "ran\n", "the workspace is the working dir, writable")
+        self.assertNoContainer("buildbox-repo-7")
+
+    def test_passing_tests(self):
+        repo = self.repo("repo-ok")
+        (repo / "fix-applied").touch()
+        result = self.run_tests(repo, session_id="bb-pass")
+        self.assertEqual((result.exit_code, result.passed), (0, True))
+        self.assertIn("2 passed\n", pathlib.Path(result.log_path).read_text())  # streams interleave freely
+        self.assertNoContainer("bb-pass")
+
+    def test_a_repository_outside_the_workspace_root_raises_and_runs_nothing(self):
+        outside = self.seat.dir / "elsewhere"
+        outside.mkdir()
+        (outside / "run-tests").write_text("#!/bin/sh\ntouch ran-on-host\n")
+        (outside / "run-tests").chmod(0o755)
+        with self.assertRaises(caller.WorkspaceRejected) as raised:
+            self.run_tests(outside, session_id="bb-outside")
+        self.assertEqual(raised.exception.exit_code, CODES["workspace_rejected"])
+        self.assertFalse((outside / "ran-on-host").exists())
+        self.assertNoContainer("bb-outside")
+
+    def test_command_line_prints_the_result(self):
+        repo = self.repo("repo-cli")
+        proc = subprocess.run([sys.executable, str(ROOT / "examples" / "buildbox_harness.py"), str(repo),
+                               str(self.seat.dir / "cli"), "--", "./run-tests"], capture_output=True, text=True,
+                              timeout=180, env=self.seat.env(AGENT_SANDBOX=str(LAUNCHER)))
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        out = json.loads(proc.stdout)
+        self.assertEqual((out["exit_code"], out["passed"], out["record"]["outcome"]), (3, False, "exited"))
+        self.assertEqual(out["log_path"], str(self.seat.dir / "cli" / "buildbox-repo-cli.log"))
