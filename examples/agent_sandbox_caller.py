@@ -38,6 +38,8 @@ EXIT_CODES = {
     "ssh_failed": 220,
     "unsafe_refused": 221,
     "seat_full": 222,
+    "credential_expiring": 223,
+    "egress_unavailable": 224,
 }
 
 
@@ -73,6 +75,8 @@ class HostKeyRejected(LauncherError): kind = "host_key_rejected"
 class SshFailed(LauncherError): kind = "ssh_failed"
 class UnsafeRefused(LauncherError): kind = "unsafe_refused"
 class SeatFull(LauncherError): kind = "seat_full"
+class CredentialExpiring(LauncherError): kind = "credential_expiring"
+class EgressUnavailable(LauncherError): kind = "egress_unavailable"
 # Not in the launcher's table: the contract itself was broken (no record, wrong stdout).
 class ContractBroken(LauncherError): kind = "contract_broken"
 

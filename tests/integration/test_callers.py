@@ -4,6 +4,7 @@ Every launcher failure this build can produce is forced for real with a command 
 create a marker file on the host if anything ran it there; the marker never appears, and a
 corpus of plausible kill-switch variables changes nothing.
 """
+import base64
 import json
 import re
 import os
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from harness import CODES, IMAGE, LAUNCHER, ROOT, SeatTest, session_containers
 
@@ -45,6 +47,8 @@ NOT_FORCIBLE_HERE = {
     "ssh_failed": "needs an ssh connection that drops mid-session (tests/integration/test_faults_seat.py forces it)",
     "unsafe_refused": "only agent-sandbox-unsafe returns it (tests/integration/test_unsafe.py)",
     "seat_full": "only sandbox-run --slots on a full seat (tests/integration/test_remote.py)",
+    "egress_unavailable": "needs the door into a created container's netns to fail; no honest trigger on a working "
+                          "seat (the door failing closed is unit-tested in tests/unit/test_egress.cc)",
 }
 
 
@@ -116,6 +120,18 @@ def force_credential_unresolved(ctx):
             "--dangerously-bypass-approvals-and-sandbox", "hi"]  # the row requires the bypass form
 
 
+def force_credential_expiring(ctx):
+    def part(obj):
+        return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
+    token = "%s.%s.sig" % (part({"alg": "none"}), part({"exp": int(time.time()) + 600, "email": "callers@example.com"}))
+    auth = ctx.dir / "expiring-auth.json"
+    auth.write_text(json.dumps({"auth_mode": "chatgpt", "tokens": {"access_token": token, "id_token": token,
+                                                                 "refresh_token": "rt-callers"}}))
+    auth.chmod(0o600)
+    return ["--runtime", "codex", "--credential", str(auth), "--timeout", "1h", "--", "codex", "exec",
+            "--dangerously-bypass-approvals-and-sandbox", "hi"]
+
+
 def force_git_unmountable(ctx):
     ws = ctx.seat.workspaces / "callers-gws"
     ws.mkdir(exist_ok=True)
@@ -135,6 +151,7 @@ FORCERS = {
     "workspace_rejected": force_workspace_rejected,
     "credential_unresolved": force_credential_unresolved,
     "git_unmountable": force_git_unmountable,
+    "credential_expiring": force_credential_expiring,
 }
 
 

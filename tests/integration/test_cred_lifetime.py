@@ -148,13 +148,13 @@ class DueWithinTheTimeout(Lifetime):
                            "login. Refresh it on the host first: claude auth login", mock)
 
     def test_without_a_timeout_the_seat_horizon_counts(self):
-        content, _ = codex_chatgpt(3 * 3600, "horizon")
+        content, _ = codex_chatgpt(3 * 3600 + 30, "horizon")  # due in 2h55m30s: whole minutes, rounded down
         auth = self.fake_credential("codex-auth.json", content)
         mock = self.netns("life-hz", "true")
         proc, record = self.seat.status("--id", "life-horizon", "--runtime", "codex", "--credential", str(auth),
                                         "--network", mock.network, "--", *self.codex(mock), timeout=200)
         self.assertRefused(proc, record, "life-horizon",
-                           "the codex credential (account dev@example.com) must be refreshed in 2h54m, before this "
+                           "the codex credential (account dev@example.com) must be refreshed in 2h55m, before this "
                            "session can end (no --timeout: the seat's credential_horizon 4h00m + margin 10m); the CLI "
                            "would refresh it inside the container and rotate the host's login. Refresh it on the "
                            "host first: codex login", mock)

@@ -238,6 +238,7 @@ class RealAgentsThroughTheWall(EgressSeat):
         env = self.seat.env(**row["env"](self.up))
         proc, record = self.seat.status(
             "--id", session, "--runtime", name, "--credential", str(credential), "--workspace", str(worktree),
+            "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"),
             "--egress", "http://api.mock.test:%d" % self.up.port, "--timeout", "120s", "--",
             *row["argv"](self.up, "Add note.txt and commit it."), timeout=e2e.RUN_TIMEOUT, env=env)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))

@@ -67,7 +67,8 @@ class RealAgentsLocally(StateSeat):
         mock = self.netns("stcodex", "echo kept > note.txt", final="Rollout kept.")
         proc, record = self.seat.status(
             "--id", session, "--runtime", "codex", "--credential", str(self.codex_credential("local")),
-            "--network", mock.network, "--workspace", str(worktree), "--state-dir", str(self.kept),
+            "--network", mock.network, "--workspace", str(worktree),
+            "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"), "--state-dir", str(self.kept),
             "--timeout", "120s", "--", *codex_argv(mock, "Write the note."), timeout=RUN_TIMEOUT)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
         self.assertEqual(proc.stdout, b"Rollout kept.\n")
@@ -94,7 +95,8 @@ class RealAgentsLocally(StateSeat):
                             DISABLE_AUTOUPDATER="1")
         proc, record = self.seat.status(
             "--id", session, "--runtime", "claude", "--credential", str(credential), "--network", mock.network,
-            "--workspace", str(worktree), "--state-dir", str(self.kept), "--timeout", "120s", "--",
+            "--workspace", str(worktree),
+            "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"), "--state-dir", str(self.kept), "--timeout", "120s", "--",
             *claude_argv("Write the note."), timeout=RUN_TIMEOUT, env=env)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
         transcripts = sorted((self.kept / session / ".claude" / "projects").glob("*/*.jsonl"))
