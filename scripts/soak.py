@@ -308,7 +308,7 @@ def main():
     ap.add_argument("--big-mib", type=int, default=100)
     ap.add_argument("--registry", help="also dispatch to the seats of this registry")
     ap.add_argument("--max-launcher-rss-mib", type=int, default=48)
-    ap.add_argument("--fd-noise", type=int, default=4)
+    ap.add_argument("--fd-noise", type=int, default=8)
     ap.add_argument("--service-rss-noise-mib", type=int, default=48)
     ap.add_argument("--session-timeout", type=int, default=300, help="seconds before a session counts as hung")
     ap.add_argument("--inject-leak", action="store_true", help="leave a container and a slot claim: must FAIL")
