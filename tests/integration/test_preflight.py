@@ -173,14 +173,14 @@ class Preflight(unittest.TestCase):
         proc = ssh("sandbox-run doctor")
         self.assertEqual(proc.returncode, 0, proc.stdout)
         print("\n" + proc.stdout.decode())
-        self.assertIn(b"\n12 passed, 0 failed\n", proc.stdout)
+        self.assertIn(b"\n14 passed, 0 failed\n", proc.stdout)
         report = json.loads(ssh("sandbox-run doctor --json").stdout)
         self.assertTrue(report["ok"])
         self.assertEqual([c["name"] for c in report["checks"]],
                          ["seat_config", "no_new_privs", "linger", "runtime_dir", "user_bus", "podman_socket", "image",
                           "subuid", "subgid", "cgroup", "limits",
-                          # this seat has sandbox-run but no credential table: one line says so
-                          "credtable"])
+                          # the package's credential table: one line per runtime, its credential and time left
+                          "cred:codex", "cred:claude", "cred:cursor-agent"])
 
 
 if __name__ == "__main__":
