@@ -3,20 +3,24 @@
 # instead, in one run (hyperfine, alternating runs). Writes a markdown table to stdout; progress
 # and hyperfine's own output go to stderr.
 #
-#   bench/compare.sh [--runs N] [--no-remote] [--stream-mib M] [--json FILE]
+#   bench/compare.sh [--runs N] [--no-remote] [--registry FILE] [--stream-mib M] [--json FILE]
 #
 # Needs ./scripts/demo.sh (the local seat). The remote rows need the seat hosts of the remote tests
-# (scripts/test-prep.d/40-remote-seats.sh boots rd-1 and rd-2); --no-remote leaves them out.
+# (scripts/test-prep.d/40-remote-seats.sh boots rd-1 and rd-2; its registry is the default, the
+# first seat of it is used); --no-remote leaves them out.
 # Same containment on both sides: caps dropped, no-new-privileges, read-only root, init, network
 # none, uid 1000, the same memory/swap/pids/cpu limits and nofile/nproc rlimits, the same tmpfs.
 set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
 runs=10 remote=1 stream_mib=1024 json_out=
+state=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
+registry=$state/registry-rd.toml
 while (($#)); do
   case $1 in
     --runs) runs=${2:?}; shift 2 ;;
     --no-remote) remote=0; shift ;;
+    --registry) registry=${2:?}; shift 2 ;;
     --stream-mib) stream_mib=${2:?}; shift 2 ;;
     --json) json_out=${2:?}; shift 2 ;;
     *) sed -n '2,/^set/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
@@ -100,11 +104,10 @@ row "16 concurrent: p95 vs one session ($failed failed; left: $left containers, 
 
 # 4. Remote dispatch and the first session after the seat's podman socket was idle.
 if ((remote)); then
-  state=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
   reg=$work/registry.toml
-  grep -A3 '^\[\[seat\]\]' "$state/registry.toml" >/dev/null 2>&1 || asbx_die "no seat registry in $state (boot the seats)"
+  grep -q '^\[\[host\]\]' "$registry" 2>/dev/null || asbx_die "no seat registry at $registry (boot the seats)"
   # one seat only, so both sides talk to the same host
-  awk '/^\[\[seat\]\]/ { n++ } n <= 1' "$state/registry.toml" >"$reg"
+  awk '/^\[\[host\]\]/ { n++ } n <= 1' "$registry" >"$reg"
   seat=$(awk -F'"' '/^name *=/ { print $2; exit }' "$reg")
   SSH="ssh -F $state/ssh_config $seat"
   hf "remote dispatch -- true" "$work/remote.json" \
