@@ -11,24 +11,13 @@
 #include "launcher/error.h"
 #include "launcher/netns_check.h"
 #include "launcher/safe_files.h"
+#include "tests/unit/temp_dir.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    char tmpl[] = "/tmp/asbx-unit-files-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-  std::string s(const std::string& rel) const { return (dir / rel).string(); }
-  std::string read(const std::string& rel) const {
-    std::ifstream in(dir / rel);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  }
-};
+using asbx::test::TempDir;
 
 std::string reach_refusal(const std::string& spec, const SeatConfig& seat = {}) {
   try {

@@ -8,24 +8,13 @@
 #include "launcher/error.h"
 #include "mounts/git.h"
 #include "mounts/workspace.h"
+#include "tests/unit/temp_dir.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    char tmpl[] = "/tmp/asbx-unit-mounts-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-  std::string s(const std::string& rel = "") const { return rel.empty() ? dir.string() : (dir / rel).string(); }
-  void write(const std::string& rel, const std::string& text) const {
-    fs::create_directories((dir / rel).parent_path());
-    std::ofstream(dir / rel) << text;
-  }
-};
+using asbx::test::TempDir;
 
 std::string rejection(const std::string& path, const std::string& root) {
   try {

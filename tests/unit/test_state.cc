@@ -17,20 +17,14 @@
 #include "state/frames.h"
 #include "state/plan_state.h"
 #include "state/rules.h"
+#include "tests/unit/temp_dir.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    char tmpl[] = "/tmp/asbx-unit-state-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-};
+using asbx::test::TempDir;
 
 void put(const fs::path& p, const std::string& content) {
   fs::create_directories(p.parent_path());
