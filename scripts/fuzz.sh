@@ -7,10 +7,13 @@
 #   scripts/fuzz.sh [SECONDS]
 #   ASBX_FUZZ_ONLY="quote frames" scripts/fuzz.sh 60     only these targets
 #   ASBX_FUZZ_BUILD=DIR                                    build dir (default build-fuzz/)
+#   ASBX_FUZZ_RUNS=10000000 scripts/fuzz.sh 7200          each stops at N executions (or SECONDS)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 seconds=${1:-10}
 [[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] || asbx_die "usage: scripts/fuzz.sh [SECONDS]"
+runs=${ASBX_FUZZ_RUNS:-}
+[[ -z $runs || $runs =~ ^[1-9][0-9]*$ ]] || asbx_die "ASBX_FUZZ_RUNS must be a positive count, not '$runs'"
 build=${ASBX_FUZZ_BUILD:-$ASBX_ROOT/build-fuzz}
 command -v clang++ >/dev/null || asbx_die "clang++ is missing (scripts/setup.sh installs clang)"
 
@@ -29,10 +32,11 @@ targets() {
 
 # Runs one target; prints its line; returns non-zero when libFuzzer found something.
 run_target() {
-  local name=$1 work=$build/corpus/$1 log=$build/logs/$1.log rc=0 TIMEFORMAT='%U %S'
+  local name=$1 work=$build/corpus/$1 log=$build/logs/$1.log rc=0 TIMEFORMAT='%U %S' limit=() start=$SECONDS
+  [[ -z $runs ]] || limit=(-runs="$runs")
   mkdir -p "$work" "$build/logs" "$build/crashes"
   # CPU seconds next to wall seconds: on a shared machine execs per CPU second is the figure.
-  { time "$build/fuzz_$name" -max_total_time="$seconds" -timeout=25 -print_final_stats=1 \
+  { time "$build/fuzz_$name" -max_total_time="$seconds" -timeout=25 -print_final_stats=1 "${limit[@]}" \
       -artifact_prefix="$build/crashes/$name-" "$work" "$ASBX_ROOT/fuzz/corpus/$name" >"$log" 2>&1; } \
     2>"$build/logs/$name.cpu" || rc=$?
   local execs cov cpu
@@ -40,7 +44,7 @@ run_target() {
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n1 | cut -d' ' -f2)
   cpu=$(awk '{printf "%.1f", $1 + $2}' "$build/logs/$name.cpu")
   if [[ $rc -eq 0 ]]; then
-    printf '%-16s %12s execs in %ss (cpu %ss)  cov %s  corpus %s  ok\n' "$name" "${execs:-?}" "$seconds" "$cpu" \
+    printf '%-16s %12s execs in %ss (cpu %ss)  cov %s  corpus %s  ok\n' "$name" "${execs:-?}" "$((SECONDS - start))" "$cpu" \
       "${cov:-?}" "$(find "$work" -type f | wc -l)"
   else
     printf '%-16s %12s execs  FAILED (exit %s): %s\n' "$name" "${execs:-?}" "$rc" \

@@ -124,6 +124,9 @@ StreamLocalBindUnlink yes
 AllowTcpForwarding local
 X11Forwarding no
 PrintMotd no
+# a caller gone without a FIN or RST (a partition, a dead NAT) ends its session within 45 s
+ClientAliveInterval 15
+ClientAliveCountMax 3
 EOF
 cat >"$root/etc/systemd/system/asbx-ssh-hostkey.service" <<'EOF'
 [Unit]

@@ -71,13 +71,19 @@ def port_of(text):
 
 
 class Relay:
-    """A TCP relay on loopback to the seat's sshd; cut() resets every connection through it."""
+    """A TCP relay on loopback to the seat's sshd; cut() resets every connection through it.
+
+    A socket closed while another thread is blocked in recv() on it stays open until that recv
+    returns (the kernel holds the file), and with the SSH window spent nothing more arrives: the
+    seat's side would never see the cut. So cut() first wakes every reader (shutdown(SHUT_RD)
+    sends nothing to the peer), waits for the pipe threads to end, and only then closes each
+    socket with a zero linger: a RST both ways."""
 
     def __init__(self, target_port):
         self.target = target_port
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        self.socks = []
+        self.links = []  # (socket a, socket b, threads, cut flag)
         self.lock = threading.Lock()
         threading.Thread(target=self.accept, daemon=True).start()
 
@@ -88,26 +94,39 @@ class Relay:
             except OSError:
                 return
             b = socket.create_connection(("127.0.0.1", self.target))
+            flag = threading.Event()
+            threads = [threading.Thread(target=self.pipe, args=(src, dst, flag), daemon=True) for src, dst in
+                       ((a, b), (b, a))]
             with self.lock:
-                self.socks += [a, b]
-            for src, dst in ((a, b), (b, a)):
-                threading.Thread(target=self.pipe, args=(src, dst), daemon=True).start()
+                self.links.append((a, b, threads, flag))
+            for t in threads:
+                t.start()
 
     @staticmethod
-    def pipe(src, dst):
+    def pipe(src, dst, flag):
         try:
-            while data := src.recv(1 << 16):
+            while (data := src.recv(1 << 16)) and not flag.is_set():
                 dst.sendall(data)
-            dst.shutdown(socket.SHUT_WR)
+            if not flag.is_set():
+                dst.shutdown(socket.SHUT_WR)
         except OSError:
             pass
 
     def cut(self):
         with self.lock:
-            socks, self.socks = self.socks, []
-        for s in socks:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-            s.close()
+            links, self.links = self.links, []
+        for a, b, threads, flag in links:
+            flag.set()
+            for s in (a, b):
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                try:
+                    s.shutdown(socket.SHUT_RD)
+                except OSError:
+                    pass
+            for t in threads:
+                t.join(timeout=10)
+            a.close()
+            b.close()
 
     def close(self):
         self.listener.close()
