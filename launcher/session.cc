@@ -3,12 +3,15 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <optional>
 #include <unistd.h>
 
 #include "egress/wall.h"
 #include "launcher/attach.h"
 #include "launcher/cgroup_monitor.h"
 #include "launcher/container_root.h"
+#include "launcher/create_lock.h"
 #include "launcher/home.h"
 #include "launcher/mount_access.h"
 #include "launcher/podman_api.h"
@@ -30,6 +33,7 @@ void record_error(SessionResult& result, const Error& error) {
 
 namespace {
 
+const long kCreateLockWaitMs = 60 * 1000;
 const char* kIgnoredLimits = "Resource limits are not supported and ignored";
 const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -67,7 +71,7 @@ class Session {
     if (!api_.image_exists(plan_.image))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
-    Created c = api_.create(create_body(plan_));
+    Created c = create();
     result_.container_id = c.id;
     result_.warnings = c.warnings;
     check_limits_enforced();
@@ -77,6 +81,13 @@ class Session {
     init_.hold(pid);
     watch_cgroup(pid);
     before_start(pid, state);
+  }
+
+  // Rootless creates of one user take turns (launcher/create_lock.h: libsubid is not thread-safe).
+  Created create() {
+    std::optional<CreateLock> turn;
+    if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
+    return api_.create(create_body(plan_));
   }
 
   // After init the container's cgroup exists and its first process is there; the

@@ -4,10 +4,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "launcher/config.h"
+#include "launcher/create_lock.h"
 #include "launcher/error.h"
 #include "launcher/netns_check.h"
 #include "launcher/safe_files.h"
@@ -97,4 +99,34 @@ TEST_CASE("--network reaches only /run/netns/NAME or what the seat config lists"
   auto seat_toml = parse_seat_config("netns_allowed = [\"/a\"]\nnetwork_containers = [\"b\"]\n", "s.toml", UserFacts{});
   CHECK(seat_toml.netns_allowed == std::vector<std::string>{"/a"});
   CHECK(seat_toml.network_containers == std::vector<std::string>{"b"});
+}
+
+TEST_CASE("rootless creates take turns: a second CreateLock waits, and gives up naming the file") {
+  TempDir t;
+  std::optional<CreateLock> first(std::in_place, t.s("run"), 1000);
+  CHECK(fs::exists(t.dir / "run" / ".create.lock"));
+  try {
+    CreateLock second(t.s("run"), 50);  // flock locks belong to the open file: a second open waits
+    FAIL("the second lock was taken while the first held it");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::create_failed);
+    CHECK(std::string(e.what()) == "another session held the create lock " + t.s("run") + "/.create.lock for 0 s");
+  }
+  first.reset();
+  CreateLock third(t.s("run"), 0);  // free again once the holder is gone
+}
+
+TEST_CASE("a create lock planted as a symlink is refused, never followed") {
+  TempDir t;
+  std::ofstream(t.dir / "victim") << "precious";
+  fs::create_directories(t.dir / "run");
+  fs::create_symlink(t.dir / "victim", t.dir / "run" / ".create.lock");
+  try {
+    CreateLock lock(t.s("run"), 0);
+    FAIL("a symlinked lock file was opened");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::create_failed);
+    CHECK(std::string(e.what()) == "cannot open the create lock " + t.s("run") + "/.create.lock: Too many levels of symbolic links");
+  }
+  CHECK(t.read("victim") == "precious");
 }
