@@ -8,6 +8,7 @@ launcher RSS bounded. Prints the figures; exit 1 on any failure. See docs/RELIAB
 """
 import argparse
 import json
+import math
 import os
 import pathlib
 import random
@@ -160,14 +161,18 @@ class Soak:
         before = self.sample()
         t0 = time.monotonic()
         total = self.args.minutes * 60
-        self.worker(0, t0 + total / 3)  # sequential third
+        if self.args.sequential is None:
+            self.worker(0, t0 + total / 3)  # sequential third
+        else:
+            self.worker(0, math.inf, limit=self.args.sequential)
         n_seq = len(self.sessions) - len(self.kinds)
-        until = t0 + total
-        threads = [threading.Thread(target=self.worker, args=(w * 3 + 1, until)) for w in range(self.args.concurrency)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        if self.args.rounds is None:
+            until = t0 + total
+            self.together([(w * 3 + 1, until, None) for w in range(self.args.concurrency)])
+        else:  # ROUNDS times CONCURRENCY sessions started together, each round waited for
+            for r in range(self.args.rounds):
+                self.together([(n_seq + r * self.args.concurrency + w, math.inf, 1)
+                               for w in range(self.args.concurrency)])
         wall = time.monotonic() - t0
         if self.args.inject_leak:
             self.inject_leak()
@@ -176,6 +181,13 @@ class Soak:
             print("soak: service fds after: " + " ".join(sorted(os.readlink(f"/proc/{self.service.pid()}/fd/{f}")
                                                                for f in os.listdir(f"/proc/{self.service.pid()}/fd"))))
         return self.verdict(before, after, n_seq, wall)
+
+    def together(self, workers):
+        threads = [threading.Thread(target=self.worker, args=w) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
     def inject_leak(self):
         """The soak's own check (--inject-leak): what a broken launcher would leave — a container
@@ -252,7 +264,7 @@ class Soak:
         for s in self.sessions:
             by_kind[s[1].name] = by_kind.get(s[1].name, 0) + 1
         print(f"soak: {len(self.sessions)} sessions in {wall:.0f} s ({n_seq} sequential, then {self.args.concurrency} "
-              f"concurrent); by kind: {json.dumps(by_kind, sort_keys=True)}")
+              f"concurrent{f' x {self.args.rounds} rounds' if self.args.rounds else ''}); by kind: {json.dumps(by_kind, sort_keys=True)}")
         print(f"soak: ledger {len(lines)} lines, {len(records)} ids; podman service fds {before['fds']} -> "
               f"{after['fds']}, RSS {before['rss_kib'] // 1024} -> {after['rss_kib'] // 1024} MiB; launcher max RSS "
               f"{max_rss // 1024} MiB (median {rss[len(rss) // 2] // 1024 if rss else 0} MiB)")
@@ -305,6 +317,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("minutes", type=float, nargs="?", default=20)
     ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--sequential", type=int, help="exactly this many sequential sessions (not a third of MINUTES)")
+    ap.add_argument("--rounds", type=int,
+                    help="then this many rounds of CONCURRENCY sessions started together (not the rest of MINUTES)")
     ap.add_argument("--big-mib", type=int, default=100)
     ap.add_argument("--registry", help="also dispatch to the seats of this registry")
     ap.add_argument("--max-launcher-rss-mib", type=int, default=48)

@@ -4,6 +4,7 @@
 # 20), against a podman service of its own; asserts at the end that every session is in the
 # ledger and nothing is left behind. Exit 1 on any failure.
 #   scripts/soak.sh [MINUTES] [--concurrency N] [--big-mib M] [--registry FILE] [--keep]
+#   scripts/soak.sh --sequential 300 --concurrency 16 --rounds 10 --registry auto   (counts, not MINUTES)
 # The image must exist (scripts/setup.sh). ctest's soak_short runs a short version.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
