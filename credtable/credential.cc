@@ -11,7 +11,7 @@
 #include "credtable/inner_sandbox.h"
 #include "credtable/lifetime.h"
 #include "launcher/error.h"
-#include "launcher/home.h"
+#include "launcher/lifecycle/home.h"
 #include "launcher/util.h"
 #include "mounts/workspace.h"
 

@@ -21,7 +21,7 @@ std::vector<StagedCredential> resolve_credentials(const CredRow& row, const std:
 void plan_lifetimes(const CredRow& row, const std::string& account, const SeatConfig& seat, const SessionFacts& facts,
                     LaunchPlan& plan);
 // Fills plan.runtime, plan.credentials and the env names of the row. Credentials add no
-// mount: the launcher copies each one into the container's HOME itself (launcher/home.cc).
+// mount: the launcher copies each one into the container's HOME itself (launcher/lifecycle/home.cc).
 void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts,
                   LaunchPlan& plan);
 

@@ -1,9 +1,9 @@
-// cgroup counter parsing (launcher/cgroup_counters.cc). The input is split at NUL bytes: the
+// cgroup counter parsing (launcher/podman/cgroup_counters.cc). The input is split at NUL bytes: the
 // first part is /proc/<pid>/cgroup, the rest are the counter files in the order they are read.
 // Properties: numbers are never negative, dirs stay under the root, samples are -1 or >= 0,
 // and no input throws.
 #include "fuzz/fuzz.h"
-#include "launcher/cgroup_counters.h"
+#include "launcher/podman/cgroup_counters.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using asbx::fuzz::violated;

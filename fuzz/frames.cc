@@ -1,4 +1,4 @@
-// The attach stream demultiplexer (launcher/frames.cc) reads bytes a hostile container
+// The attach stream demultiplexer (launcher/podman/frames.cc) reads bytes a hostile container
 // controls. Property: the same bytes fed whole or cut into arbitrary pieces give the same
 // (stream, payload) sequence and the same mid_frame() verdict. The first byte picks the cuts.
 #include <string>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "fuzz/fuzz.h"
-#include "launcher/frames.h"
+#include "launcher/podman/frames.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // A small POSIX sh word reader for arguments (not the command word): what a shell makes of a
-// command line, written from the rules in XCU 2.2-2.6, independent of launcher/quote.cc.
+// command line, written from the rules in XCU 2.2-2.6, independent of launcher/remote/quote.cc.
 // It answers only for literal words: anything a shell would expand, glob, redirect or treat as
 // an operator makes it return nullopt, because then the result depends on the seat.
 #pragma once

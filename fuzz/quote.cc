@@ -1,10 +1,10 @@
-// POSIX quoting (launcher/quote.cc) as a round-trip property: the command line a seat's shell
+// POSIX quoting (launcher/remote/quote.cc) as a round-trip property: the command line a seat's shell
 // receives, "cmd " + shell_join(words), must read back as exactly cmd and the words, every
 // one literal (fuzz/posix_words.h refuses anything the shell would expand). The input split
 // at NUL bytes gives the words (an argv word cannot hold a NUL).
 #include "fuzz/fuzz.h"
 #include "fuzz/posix_words.h"
-#include "launcher/quote.h"
+#include "launcher/remote/quote.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using asbx::fuzz::violated;

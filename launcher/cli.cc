@@ -6,13 +6,13 @@
 
 #include "launcher/doctor.h"
 #include "launcher/error.h"
-#include "launcher/gc.h"
-#include "launcher/kube_cli.h"
-#include "launcher/local.h"
-#include "launcher/reexec.h"
-#include "launcher/remote.h"
-#include "launcher/seat_doctor.h"
-#include "launcher/status.h"
+#include "launcher/podman/gc.h"
+#include "launcher/kube/kube_cli.h"
+#include "launcher/lifecycle/local.h"
+#include "launcher/lifecycle/reexec.h"
+#include "launcher/remote/remote.h"
+#include "launcher/remote/seat_doctor.h"
+#include "launcher/lifecycle/status.h"
 #include "state/export.h"
 
 namespace asbx {

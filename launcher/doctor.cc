@@ -12,10 +12,10 @@
 #include "launcher/config.h"
 #include "launcher/doctor_credentials.h"
 #include "launcher/error.h"
-#include "launcher/local.h"
-#include "launcher/podman_api.h"
-#include "launcher/podman_socket.h"
-#include "launcher/reexec.h"
+#include "launcher/lifecycle/local.h"
+#include "launcher/podman/podman_api.h"
+#include "launcher/podman/podman_socket.h"
+#include "launcher/lifecycle/reexec.h"
 
 namespace asbx {
 namespace {

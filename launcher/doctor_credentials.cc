@@ -8,7 +8,7 @@
 #include "credtable/credtable.h"
 #include "credtable/lifetime.h"
 #include "launcher/error.h"
-#include "launcher/home.h"
+#include "launcher/lifecycle/home.h"
 
 namespace asbx {
 namespace {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "launcher/container_root.h"
+#include "launcher/podman/container_root.h"
 #include "launcher/error.h"
 #include "launcher/network.h"
 #include "launcher/util.h"

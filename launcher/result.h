@@ -36,7 +36,7 @@ struct SessionResult {
   std::string container_id;
   bool container_removed = false;
   bool credential_refreshed_in_container = false;
-  std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/home.cc)
+  std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/lifecycle/home.cc)
   StateReport state;  // what of the agent's state came back (docs/STATE.md)
   std::int64_t started_unix = 0;
   std::int64_t setup_ms = 0;  // until the agent started

@@ -11,9 +11,9 @@
 #include <thread>
 #include <unistd.h>
 
-#include "launcher/container_root.h"
+#include "launcher/podman/container_root.h"
 #include "launcher/error.h"
-#include "launcher/local.h"
+#include "launcher/lifecycle/local.h"
 #include "launcher/request.h"
 #include "state/beneath.h"
 #include "state/frames.h"

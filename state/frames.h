@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "launcher/container_root.h"
+#include "launcher/podman/container_root.h"
 #include "state/report.h"
 #include "state/tree.h"
 #include "state/walk.h"

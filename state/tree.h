@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "launcher/container_root.h"
+#include "launcher/podman/container_root.h"
 
 namespace asbx {
 

@@ -8,14 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "launcher/container_root.h"
+#include "launcher/podman/container_root.h"
 #include "launcher/fdio.h"
 #include "state/beneath.h"
 
 namespace asbx {
 namespace {
 
-constexpr std::int64_t kMaxCredentialBytes = 1 << 20;  // as launcher/home.cc
+constexpr std::int64_t kMaxCredentialBytes = 1 << 20;  // as launcher/lifecycle/home.cc
 
 std::string join_rel(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 

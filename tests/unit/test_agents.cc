@@ -9,7 +9,7 @@
 #include "launcher/error.h"
 #include "launcher/network.h"
 #include "launcher/request.h"
-#include "launcher/spec.h"
+#include "launcher/podman/spec.h"
 
 using namespace asbx;
 using nlohmann::json;

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "launcher/cgroup_counters.h"
-#include "launcher/cgroup_monitor.h"
+#include "launcher/podman/cgroup_counters.h"
+#include "launcher/podman/cgroup_monitor.h"
 
 #include <chrono>
 #include <filesystem>

@@ -8,8 +8,8 @@
 #include "credtable/credtable.h"
 #include "launcher/error.h"
 #include "launcher/request.h"
-#include "launcher/home.h"
-#include "launcher/spec.h"
+#include "launcher/lifecycle/home.h"
+#include "launcher/podman/spec.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;

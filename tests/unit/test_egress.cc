@@ -11,7 +11,7 @@
 #include "egress/tally.h"
 #include "launcher/error.h"
 #include "launcher/request.h"
-#include "launcher/spec.h"
+#include "launcher/podman/spec.h"
 
 using namespace asbx;
 using nlohmann::json;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/frames.h"
+#include "launcher/podman/frames.h"
 
 using namespace asbx;
 

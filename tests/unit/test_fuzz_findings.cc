@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "fuzz/posix_words.h"
-#include "launcher/cgroup_counters.h"
+#include "launcher/podman/cgroup_counters.h"
 #include "launcher/error.h"
 #include "launcher/fdio.h"
 #include "launcher/network.h"
-#include "launcher/quote.h"
-#include "launcher/status.h"
+#include "launcher/remote/quote.h"
+#include "launcher/lifecycle/status.h"
 
 using namespace asbx;
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "launcher/gc.h"
+#include "launcher/podman/gc.h"
 
 using namespace asbx;
 

@@ -13,7 +13,7 @@
 
 #include "launcher/fdio.h"
 #include "launcher/request.h"
-#include "launcher/spec.h"
+#include "launcher/podman/spec.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;

@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "launcher/error.h"
-#include "launcher/kube.h"
+#include "launcher/kube/kube.h"
 #include "launcher/request.h"
-#include "launcher/yaml.h"
+#include "launcher/kube/yaml.h"
 
 using namespace asbx;
 using json = nlohmann::ordered_json;

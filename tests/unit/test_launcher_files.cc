@@ -1,4 +1,4 @@
-// Files the launcher writes at a caller's path (launcher/safe_files.h) and what --network may
+// Files the launcher writes at a caller's path (launcher/lifecycle/safe_files.h) and what --network may
 // reach (launcher/netns_check.h): the parts that need no root and no namespace of their own.
 #include <doctest/doctest.h>
 
@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "launcher/config.h"
-#include "launcher/create_lock.h"
+#include "launcher/podman/create_lock.h"
 #include "launcher/error.h"
 #include "launcher/netns_check.h"
-#include "launcher/safe_files.h"
+#include "launcher/lifecycle/safe_files.h"
 #include "tests/unit/temp_dir.h"
 
 using namespace asbx;

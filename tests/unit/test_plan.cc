@@ -3,7 +3,7 @@
 #include "credtable/env_policy.h"
 #include "launcher/error.h"
 #include "launcher/request.h"
-#include "launcher/spec.h"
+#include "launcher/podman/spec.h"
 #include "launcher/units.h"
 
 using namespace asbx;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "launcher/podman_api.h"
+#include "launcher/podman/podman_api.h"
 
 using namespace asbx;
 

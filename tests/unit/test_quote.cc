@@ -4,8 +4,8 @@
 #include <string>
 #include <sys/wait.h>
 
-#include "launcher/quote.h"
-#include "launcher/remote.h"
+#include "launcher/remote/quote.h"
+#include "launcher/remote/remote.h"
 
 using namespace asbx;
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "launcher/error.h"
-#include "launcher/registry.h"
+#include "launcher/remote/registry.h"
 
 using namespace asbx;
 

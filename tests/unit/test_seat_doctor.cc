@@ -1,7 +1,7 @@
-// The caller-side doctor's verdicts from what a seat answered (launcher/seat_doctor.h).
+// The caller-side doctor's verdicts from what a seat answered (launcher/remote/seat_doctor.h).
 #include <doctest/doctest.h>
 
-#include "launcher/seat_doctor.h"
+#include "launcher/remote/seat_doctor.h"
 
 using namespace asbx;
 

@@ -4,7 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher/service_loss.h"
+#include "launcher/podman/service_loss.h"
 
 using namespace asbx;
 

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "credtable/credtable.h"
-#include "launcher/container_root.h"
+#include "launcher/podman/container_root.h"
 #include "launcher/error.h"
 #include "launcher/request.h"
-#include "launcher/status.h"
+#include "launcher/lifecycle/status.h"
 #include "state/collect.h"
 #include "state/frames.h"
 #include "state/plan_state.h"

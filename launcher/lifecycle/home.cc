@@ -1,0 +1,95 @@
+#include "launcher/lifecycle/home.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "credtable/credential.h"
+#include "credtable/lifetime.h"
+#include "launcher/error.h"
+
+namespace asbx {
+namespace {
+
+constexpr std::int64_t kMaxCredentialBytes = 1 << 20;
+
+[[noreturn]] void unstaged(const StagedCredential& cred, const std::string& why) {
+  throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime +
+                                                    "' could not be copied into the container's HOME (" + why +
+                                                    "): '" + cred.copy_to + "'");
+}
+
+// Preflight said the credential would last the session, yet the CLI refreshed it.
+std::string unexpected_refresh(const StagedCredential& cred, std::int64_t started) {
+  const CredentialLifetime& l = cred.lifetime;
+  std::string left = l.refresh_at_unix ? "its refresh was due only in " + format_duration_s(*l.refresh_at_unix - started)
+                                       : "its auth kind (" + l.auth_kind + ") has no known expiry";
+  return "the " + cred.runtime + " credential's refresh inside was NOT expected: " + left +
+         " at the start; the CLI refreshed it anyway (its refresh rule differs from the credential table's)";
+}
+
+}  // namespace
+
+std::string relative_to_home(const std::string& container_path) {
+  std::string home = std::string(kContainerHome) + "/";
+  if (container_path.size() <= home.size() || container_path.compare(0, home.size(), home) != 0) return "";
+  return container_path.substr(home.size());
+}
+
+std::string read_credential(const StagedCredential& cred) {
+  int fd = ::open(cred.source.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+  if (fd < 0 && errno == EPERM) fd = ::open(cred.source.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime + "' cannot be read (" +
+                                                      std::strerror(errno) + "): '" + cred.source + "'");
+  std::string data;
+  char buf[8192];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 && static_cast<std::int64_t>(data.size()) <= kMaxCredentialBytes;)
+    data.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  if (static_cast<std::int64_t>(data.size()) > kMaxCredentialBytes)
+    throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime +
+                                                      "' is larger than 1 MiB: '" + cred.source + "'");
+  return data;
+}
+
+void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {
+  home_ = UniqueFd(open_under(root.fd(), kContainerHome, O_PATH | O_DIRECTORY, true, true));
+  if (!home_)
+    throw Error(ErrorKind::internal, std::string("cannot open the container's HOME ") + kContainerHome + ": " +
+                                         std::strerror(errno));
+  unsigned uid = 0, gid = 0;
+  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  for (const auto& cred : plan.credentials) {
+    std::string rel = relative_to_home(cred.copy_to);
+    if (rel.empty()) unstaged(cred, "not under HOME");
+    std::string data = read_credential(cred);
+    digests_.push_back(content_digest(data));
+    prints_.push_back({static_cast<std::int64_t>(data.size()), digests_.back()});
+    // Rootless: keep-id maps the launcher's own uid onto the container user already.
+    std::string why = write_new_file(home_.get(), rel, data, 0600, !plan.rootless, uid, gid);
+    std::fill(data.begin(), data.end(), '\0');
+    if (!why.empty()) unstaged(cred, why);
+  }
+}
+
+void SessionHome::check_refresh(const LaunchPlan& plan, SessionResult& result) const {
+  if (!home_) return;
+  result.credentials_refreshed.assign(plan.credentials.size(), false);
+  for (std::size_t i = 0; i < plan.credentials.size() && i < digests_.size(); ++i) {
+    const auto& cred = plan.credentials[i];
+    auto now = digest_file_under(home_.get(), relative_to_home(cred.copy_to), kMaxCredentialBytes);
+    if (!now || *now == digests_[i]) continue;
+    result.credential_refreshed_in_container = true;
+    result.credentials_refreshed[i] = true;
+    result.warnings.push_back("the " + cred.runtime + " credential was refreshed inside the container; the host file is "
+                              "unchanged, but a single-use refresh token rotated inside can invalidate the host's "
+                              "login (log in again on the seat if it stops working)");
+    if (!cred.lifetime.refresh_due) result.warnings.push_back(unexpected_refresh(cred, result.started_unix));
+  }
+}
+
+}  // namespace asbx

@@ -1,0 +1,45 @@
+// The container's ephemeral HOME (a tmpfs at /sandbox/home). Between init and start,
+// while nothing of the agent has run, the launcher itself writes each credential copy
+// into it: no staged copy ever lies on the seat's disk, no wrapper runs before the agent,
+// and no file the agent can write decides whether staging worked.
+//
+// The directory fd stays open after the container ends; it pins the tmpfs, so the
+// launcher can tell afterwards whether the CLI rewrote (refreshed) its copy — reading
+// agent-written files without following links, non-blocking, bounded.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "launcher/podman/container_root.h"
+#include "launcher/plan.h"
+#include "launcher/result.h"
+#include "state/walk.h"
+
+namespace asbx {
+
+class SessionHome {
+ public:
+  // Opens HOME inside `root` and writes every credential of the plan, 0600, owned by
+  // the container user. Throws Error(credential_unresolved) naming the runtime and path.
+  void stage(const ContainerRoot& root, const LaunchPlan& plan);
+  // After the agent: a copy that is still a regular file but differs from what was
+  // written marks the result (credential_refreshed_in_container + a warning).
+  void check_refresh(const LaunchPlan& plan, SessionResult& result) const;
+  int fd() const { return home_.get(); }
+  // Size and digest of each copy as written: state collection keeps such files out.
+  const std::vector<CredentialPrint>& staged_prints() const { return prints_; }
+  void close() { home_ = UniqueFd(); }
+
+ private:
+  UniqueFd home_;
+  std::vector<std::uint64_t> digests_;  // per plan.credentials entry
+  std::vector<CredentialPrint> prints_;
+};
+
+// "/sandbox/home/.codex/auth.json" → ".codex/auth.json"; "" when not under HOME.
+std::string relative_to_home(const std::string& container_path);
+// The host original, read only (O_NOATIME where permitted). Throws credential_unresolved.
+std::string read_credential(const StagedCredential& cred);
+
+}  // namespace asbx

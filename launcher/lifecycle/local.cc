@@ -1,0 +1,110 @@
+#include "launcher/lifecycle/local.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+#include "launcher/podman/gc.h"
+#include "launcher/podman/podman_socket.h"
+#include "launcher/lifecycle/reexec.h"
+#include "launcher/lifecycle/safe_files.h"
+#include "launcher/lifecycle/session.h"
+#include "launcher/lifecycle/slots.h"
+#include "launcher/podman/spec.h"
+#include "launcher/lifecycle/status.h"
+#include "state/export.h"
+
+namespace asbx {
+namespace {
+
+void report(const LocalOptions& opts, const SessionResult& r) {
+  for (const auto& w : r.warnings) std::fprintf(stderr, "%s: warning: %s\n", opts.program.c_str(), w.c_str());
+  if (r.outcome != "exited" && !r.message.empty())
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), r.message.c_str());
+}
+
+std::string ledger_path(const Request& req, const SeatConfig& seat) {
+  return req.ledger.empty() ? seat.ledger : req.ledger;
+}
+
+// --capture-log: the agent's stdout and stderr both go to this file, streamed through the
+// pump's fixed buffer (never held in memory). Created only after the plan is built, so a
+// usage or config failure leaves no file and prints nothing on stdout. A new file renamed
+// over the path: a planted symlink or hardlink there is replaced, never written through.
+int open_capture_log(const std::string& path) {
+  std::string tmp, why;
+  int fd = create_beside(path, 0600, tmp, why);
+  if (fd >= 0 && !replace_with(tmp, path, why)) {
+    ::close(fd);
+    fd = -1;
+  }
+  if (fd < 0) throw Error(ErrorKind::usage, "--capture-log: " + why);
+  return fd;
+}
+
+// The caller's contract: once the log exists, stdout is exactly its path and a newline.
+StdioFds capture_stdio(const Request& req) {
+  if (req.capture_log.empty()) return StdioFds{};
+  int fd = open_capture_log(req.capture_log);
+  std::fputs((req.capture_log + "\n").c_str(), stdout);
+  std::fflush(stdout);
+  return StdioFds{0, fd, fd};
+}
+
+// Slots live beside the seat's ledger (its state dir); see slots.h.
+std::string slot_dir(const SeatConfig& seat) { return seat.ledger.substr(0, seat.ledger.rfind('/')) + "/slots"; }
+
+void claim_slot(const Request& req, const SeatConfig& seat, std::optional<SlotClaim>& claim) {
+  if (req.slots <= 0) return;
+  claim.emplace(slot_dir(seat), static_cast<int>(req.slots));
+  std::fprintf(stderr, "%s\n", kSlotClaimedLine);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+SeatConfig current_seat_config() {
+  UserFacts user = current_user_facts();
+  return load_seat_config(default_seat_config_path(user), user);
+}
+
+int run_local(const Request& req, const LocalOptions& opts) {
+  SeatConfig seat;
+  LaunchPlan plan;
+  StdioFds io;
+  std::optional<SlotClaim> claim;  // held until this process exits
+  try {
+    seat = current_seat_config();
+    claim_slot(req, seat, claim);
+    plan = build_plan(req, seat, current_user_facts(), current_session_facts());
+    if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
+    if (!req.dry_run) io = capture_stdio(req);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+    return e.exit_code();
+  }
+  if (req.dry_run) {
+    std::cout << plan_json(plan).dump(2) << std::endl;
+    return 0;
+  }
+  gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger);  // containers of SIGKILLed launchers go first (one list call)
+  if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
+  SessionResult result = run_session(plan, io);
+  result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
+  if (io.out != 1) ::close(io.out);
+  report(opts, result);
+  nlohmann::json record = status_record(plan, result);
+  if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;
+  record["preflight"] = preflight_record();
+  if (!req.status_file.empty()) write_status_file(req.status_file, record);
+  append_ledger(ledger_path(req, seat), record);
+  return result.exit_code;
+}
+
+}  // namespace asbx

@@ -1,0 +1,66 @@
+#include "launcher/lifecycle/mount_access.h"
+
+#include <cstdio>
+#include <sys/stat.h>
+
+#include "launcher/error.h"
+
+namespace asbx {
+namespace {
+
+bool allows(const struct stat& st, unsigned uid, unsigned gid, mode_t user_bits, mode_t group_bits, mode_t other_bits) {
+  if (uid == 0) return true;
+  if (st.st_uid == uid) return (st.st_mode & user_bits) == user_bits;
+  if (st.st_gid == gid) return (st.st_mode & group_bits) == group_bits;
+  return (st.st_mode & other_bits) == other_bits;
+}
+
+std::string describe(const struct stat& st) {
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return "owner " + std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) + ", mode " + mode;
+}
+
+bool is_workspace(const Mount& m) { return m.destination.rfind("/sandbox/workspaces/", 0) == 0; }
+
+[[noreturn]] void refuse(const Mount& m, const std::string& user, const std::string& why) {
+  if (is_workspace(m))
+    throw Error(ErrorKind::workspace_rejected,
+                "workspace '" + m.source + "' " + why + "; the agent runs as " + user + ": chown -R " + user + " '" +
+                    m.source + "' (or make it writable for that user); nothing was started");
+  throw Error(ErrorKind::git_unmountable,
+              "git dir '" + m.source + "' " + why + "; the agent runs as " + user +
+                  ": keep the mirror where that user can reach it (outside /root, e.g. git_roots = "
+                  "[\"/srv/agent-sandbox/git-common\"]) and owned by it (chown -R " + user +
+                  " on the mirror); nothing was started");
+}
+
+void check_one(const ContainerRoot& root, const Mount& m, unsigned uid, unsigned gid, const std::string& user) {
+  std::string prefix;
+  for (std::size_t at = 1; at <= m.destination.size(); ++at) {
+    if (at != m.destination.size() && m.destination[at] != '/') continue;
+    prefix = m.destination.substr(0, at);
+    auto st = root.stat_no_symlinks(prefix);
+    if (!st) refuse(m, user, "cannot be looked at inside the container ('" + prefix + "')");
+    bool last = at == m.destination.size();
+    if (!last && !allows(*st, uid, gid, S_IXUSR, S_IXGRP, S_IXOTH))
+      refuse(m, user, "cannot be reached inside the container: '" + prefix + "' is " + describe(*st) + " there");
+    if (!last) continue;
+    // What git needs of it: read (and search a directory); write too when bound read-write.
+    mode_t u = S_IRUSR | (m.read_only() ? 0 : S_IWUSR) | (S_ISDIR(st->st_mode) ? S_IXUSR : 0);
+    if (!allows(*st, uid, gid, u, u >> 3, u >> 6))
+      refuse(m, user, std::string("is not ") + (m.read_only() ? "readable" : "writable") + " by the container user (" +
+                          describe(*st) + ")");
+  }
+}
+
+}  // namespace
+
+void check_mounts_usable(const ContainerRoot& root, const LaunchPlan& plan) {
+  unsigned uid = 0, gid = 0;
+  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  for (const auto& m : plan.mounts)
+    if (m.type == "bind") check_one(root, m, uid, gid, plan.user);
+}
+
+}  // namespace asbx

@@ -1,0 +1,315 @@
+#include "launcher/lifecycle/session.h"
+
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <optional>
+#include <unistd.h>
+
+#include "egress/wall.h"
+#include "launcher/podman/attach.h"
+#include "launcher/podman/cgroup_monitor.h"
+#include "launcher/podman/container_root.h"
+#include "launcher/podman/create_lock.h"
+#include "launcher/lifecycle/home.h"
+#include "launcher/lifecycle/mount_access.h"
+#include "launcher/podman/podman_api.h"
+#include "launcher/lifecycle/pump.h"
+#include "launcher/podman/service_loss.h"
+#include "launcher/podman/spec.h"
+#include "launcher/lifecycle/state_collect.h"
+#include "launcher/lifecycle/terminal.h"
+#include "launcher/units.h"
+
+namespace asbx {
+
+void record_error(SessionResult& result, const Error& error) {
+  result.outcome = "launcher_error";
+  result.error_kind = error.kind();
+  result.exit_code = error.exit_code();
+  result.message = error.what();
+}
+
+namespace {
+
+const long kCreateLockWaitMs = 60 * 1000;
+const char* kIgnoredLimits = "Resource limits are not supported and ignored";
+const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// PATH of the created container (the image's, unless the plan sets one).
+std::string container_path_env(const nlohmann::json& state) {
+  if (!state.is_object() || !state.contains("Config") || !state["Config"].contains("Env")) return kDefaultPath;
+  for (const auto& kv : state["Config"]["Env"])
+    if (kv.is_string() && kv.get<std::string>().rfind("PATH=", 0) == 0) return kv.get<std::string>().substr(5);
+  return kDefaultPath;
+}
+
+class Session {
+ public:
+  Session(const LaunchPlan& plan, const StdioFds& io) : plan_(plan), io_(io), api_(plan.socket) {}
+
+  SessionResult run() {
+    std::int64_t t0 = steady_ms();
+    result_.started_unix = static_cast<std::int64_t>(std::time(nullptr));
+    try {
+      prepare();
+      execute(t0);
+    } catch (const Error& e) {
+      record_error(result_, lost_service(e));
+    } catch (const std::exception& e) {
+      record_error(result_, Error(ErrorKind::internal, e.what()));
+    }
+    cleanup();
+    collect_state_once();  // an ending that threw after start: the HOME fd still pins the tmpfs
+    result_.total_ms = steady_ms() - t0;
+    return result_;
+  }
+
+ private:
+  void prepare() {
+    if (!api_.image_exists(plan_.image))
+      throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
+                                                plan_.socket + "); build it with scripts/build-image.sh");
+    Created c = create();
+    result_.container_id = c.id;
+    result_.warnings = c.warnings;
+    check_limits_enforced();
+    api_.init(c.id);
+    nlohmann::json state = api_.inspect(c.id);
+    long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
+    init_.hold(pid);
+    watch_cgroup(pid);
+    before_start(pid, state);
+  }
+
+  // Rootless creates of one user take turns (launcher/podman/create_lock.h: libsubid is not thread-safe).
+  Created create() {
+    std::optional<CreateLock> turn;
+    if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
+    return api_.create(create_body(plan_));
+  }
+
+  // After init the container's cgroup exists and its first process is there; the
+  // counters must be read while it lives (podman deletes it before /wait returns).
+  void watch_cgroup(long pid) {
+    std::string why = pid > 0 ? monitor_.start(pid, result_.container_id) : "podman reported no process for the initialised container";
+    if (!why.empty()) result_.warnings.push_back("no kill attribution for this session: " + why);
+  }
+
+  // Between init and start nothing of the agent has run: the container's root is
+  // complete and still exactly what the launcher made. Everything decided here comes
+  // from it, never from what the agent could write or print later.
+  void before_start(long pid, const nlohmann::json& state) {
+    if (pid <= 0) throw Error(ErrorKind::start_failed, "podman reported no process for the initialised container");
+    ContainerRoot root(pid);
+    verify_mounts(root);
+    check_command(root, state);
+    check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
+    home_.stage(root, plan_);
+    egress_.open(pid, plan_);  // the door into the container's own namespace (docs/EGRESS.md)
+  }
+
+  // A bind source swapped for something else between validation and mount (a
+  // concurrent session rewriting a shared dir) shows up as another device/inode.
+  void verify_mounts(const ContainerRoot& root) {
+    for (const auto& m : plan_.mounts) {
+      if (m.type != "bind" || m.source_ino == 0) continue;
+      auto st = root.stat_no_symlinks(m.destination);
+      if (st && st->st_dev == m.source_dev && st->st_ino == m.source_ino) continue;
+      bool ws = m.destination.rfind("/sandbox/workspaces/", 0) == 0;
+      throw Error(ws ? ErrorKind::workspace_rejected : ErrorKind::git_unmountable,
+                  "'" + m.source + "' mounted at '" + m.destination +
+                      "' is not the directory that was validated (it was replaced between the check and the mount); "
+                      "nothing was started");
+    }
+  }
+
+  void check_command(const ContainerRoot& root, const nlohmann::json& state) {
+    unsigned uid = 0, gid = 0;
+    std::sscanf(plan_.user.c_str(), "%u:%u", &uid, &gid);
+    CommandVerdict v = root.resolve_command(plan_.argv[0], container_path_env(state), plan_.workdir, uid, gid);
+    if (v == CommandVerdict::not_found)
+      throw Error(ErrorKind::command_not_found, "command not found inside the container: '" + plan_.argv[0] + "'");
+    if (v == CommandVerdict::not_executable)
+      throw Error(ErrorKind::command_not_executable,
+                  "command not executable inside the container: '" + plan_.argv[0] + "'");
+  }
+
+  // Rootless podman on cgroup v1 drops every resource limit and says so only in a warning.
+  void check_limits_enforced() {
+    for (const auto& w : result_.warnings)
+      if (w.find(kIgnoredLimits) != std::string::npos) result_.limits_enforced = false;
+    if (result_.limits_enforced || plan_.waive_unenforced_limits) return;
+    throw Error(ErrorKind::limits_unenforced,
+                "podman will not enforce the memory/pids/cpu limits on this seat (\"" +
+                    std::string(kIgnoredLimits) +
+                    "\"); refusing to start. The seat owner may waive this with waive_unenforced_limits = true in " +
+                    plan_.waiver_source);
+  }
+
+  void execute(std::int64_t t0) {
+    AttachStream attach(plan_.socket, result_.container_id);
+    TerminalGuard term(plan_.tty, io_.in);
+    if (plan_.tty) resize();
+    api_.start(result_.container_id);
+    started_ = true;
+    std::int64_t started = steady_ms();
+    result_.setup_ms = started - t0;
+    if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
+    PumpHooks hooks = pump_hooks();
+    PumpResult pumped = pump_stdio(attach, io_, plan_.tty, signals_, hooks);
+    if (init_.outlives(kStreamOutlivedMs))
+      throw Error(ErrorKind::podman_unreachable,
+                  "the attach stream from " + plan_.socket + " ended while the agent still ran");
+    int code = wait_exit_code();
+    result_.counters = monitor_.stop();
+    result_.run_ms = steady_ms() - started;
+    home_.check_refresh(plan_, result_);
+    collect_state_once();  // the agent has ended (exit, timeout, signal, OOM); its HOME is still there
+    home_.close();
+    if (pumped.output_dropped > 0)
+      result_.warnings.push_back("the caller stopped reading: " + std::to_string(pumped.output_dropped) +
+                                 " bytes of the agent's output were not delivered");
+    conclude(code);
+  }
+
+  // The attach stream ended: the container has stopped. podman 4.3's wait can answer 500
+  // ("no such exit code") when it lost the race with its own cleanup; the exit code is
+  // then read from inspect (conclude does that in every case).
+  int wait_exit_code() {
+    try {
+      return api_.wait(result_.container_id);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::podman_unreachable) throw;  // the attach stream ended because the service died
+      return -1;
+    }
+  }
+
+  // See service_loss.h: the agent is stopped without the service, its removal waits for it.
+  Error lost_service(const Error& e) {
+    if (e.kind() != ErrorKind::podman_unreachable || result_.container_id.empty()) return e;
+    service_lost_ = true;
+    return service_lost(e, init_);
+  }
+
+  PumpHooks pump_hooks() {
+    PumpHooks h;
+    h.on_signal = [this](int sig) { forward_signal(sig); };
+    h.on_winch = [this] { resize(); };
+    h.deadline = [this] { return next_deadline(); };
+    h.on_deadline = [this] { deadline_passed(); };
+    // Output still queued when the agent has stopped is delivered, unless the session was
+    // killed or its timeout passes meanwhile: a caller that stopped reading cannot hold it.
+    h.ending = [this] { return kill_sent_ || grace_until_ >= 0; };
+    h.keep_draining = [this] {
+      return !kill_sent_ && grace_until_ < 0 && (timeout_at_ < 0 || steady_ms() < timeout_at_);
+    };
+    return h;
+  }
+
+  std::int64_t next_deadline() const {
+    if (kill_sent_) return -1;
+    if (grace_until_ >= 0) return grace_until_;
+    return timeout_at_;
+  }
+
+  void forward_signal(int sig) {
+    if (result_.cause.empty()) {
+      result_.cause = "signal";
+      result_.signal = sig;
+    }
+    api_.kill(result_.container_id, sig);
+    if (grace_until_ < 0) grace_until_ = steady_ms() + plan_.grace_ms;
+  }
+
+  void deadline_passed() {
+    if (grace_until_ < 0 && result_.cause.empty()) result_.cause = "timeout";
+    kill_sent_ = true;
+    api_.kill(result_.container_id, SIGKILL);
+  }
+
+  void resize() {
+    int rows = 0, cols = 0;
+    if (window_size(io_.in, rows, cols)) api_.resize(result_.container_id, rows, cols);
+  }
+
+  void conclude(int code) {
+    if (code < 0) {  // wait lost its race: the exit code is still in the container's state
+      nlohmann::json state = api_.inspect(result_.container_id);
+      if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
+    }
+    result_.cause = decide_cause(result_.cause, result_.counters);
+    if (code < 0 && result_.cause.empty())
+      throw Error(ErrorKind::internal, "podman reported no exit code for the container");
+    if (code >= 0) result_.agent_exit_code = code;
+    if (result_.cause == "timeout") {
+      record_error(result_, Error(ErrorKind::killed_timeout, "killed: the session's timeout of " +
+                                                                 std::to_string(plan_.timeout_ms) + " ms passed"));
+      result_.outcome = "killed";
+    } else if (result_.cause == "signal") {
+      result_.outcome = "killed";
+      result_.exit_code = 128 + result_.signal;
+      result_.message = "stopped: the launcher received signal " + std::to_string(result_.signal);
+    } else if (result_.cause == "oom" && code == 128 + SIGKILL) {
+      record_error(result_, Error(ErrorKind::killed_oom, "killed: out of memory (the session's memory limit of " +
+                                                             format_size(plan_.limits.memory_bytes) + ")"));
+      result_.outcome = "killed";
+    } else {
+      result_.outcome = "exited";
+      result_.exit_code = code;
+    }
+    note_survived_events();
+  }
+
+  // Containment events the agent may have survived are said on stderr (and recorded).
+  void note_survived_events() {
+    const KillCounters& c = result_.counters;
+    if (c.oom_killed && result_.error_kind != ErrorKind::killed_oom)
+      result_.warnings.push_back("the kernel killed " + std::to_string(std::max<std::int64_t>(c.oom_kills, 1)) +
+                                 " process(es) of the session: out of memory (limit " +
+                                 format_size(plan_.limits.memory_bytes) + ")");
+    if (c.pids_refused > 0)
+      result_.warnings.push_back("the pids limit of " + std::to_string(plan_.limits.pids) + " refused " +
+                                 std::to_string(c.pids_refused) + " fork(s)");
+  }
+
+  // --state-dir: the runtime's state paths, read through the pinned HOME fd (docs/STATE.md).
+  void collect_state_once() {
+    if (!started_ || state_done_ || plan_.state.dir.empty() || home_.fd() < 0) return;
+    state_done_ = true;
+    result_.state = collect_session_state(plan_, home_.fd(), home_.staged_prints());
+    if (!result_.state.error.empty()) result_.warnings.push_back("state: " + result_.state.error);
+  }
+
+  void cleanup() {
+    result_.egress = egress_.close(plan_);
+    if (result_.container_id.empty()) return;
+    result_.container_removed = service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs)
+                                              : api_.remove(result_.container_id);
+    if (!result_.container_removed)
+      result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
+  }
+
+  SignalPipe signals_;  // first: a signal during setup is queued, not fatal
+  const LaunchPlan& plan_;
+  StdioFds io_;
+  PodmanApi api_;
+  SessionResult result_;
+  CgroupMonitor monitor_;
+  SessionHome home_;
+  EgressWall egress_;
+  ContainerInit init_;  // stops the agent should the service die
+  bool service_lost_ = false;
+  std::int64_t timeout_at_ = -1;
+  std::int64_t grace_until_ = -1;
+  bool kill_sent_ = false;
+  bool started_ = false;
+  bool state_done_ = false;
+};
+
+}  // namespace
+
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io) { return Session(plan, io).run(); }
+
+}  // namespace asbx

@@ -1,0 +1,110 @@
+#include "launcher/lifecycle/status.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/lifecycle/credential_record.h"
+#include "launcher/fdio.h"
+#include "launcher/lifecycle/safe_files.h"
+#include "launcher/units.h"
+#include "launcher/util.h"
+
+namespace asbx {
+namespace {
+
+using nlohmann::json;
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json limits_json(const LaunchPlan& plan, const SessionResult& r) {
+  return {{"memory", format_size(plan.limits.memory_bytes)}, {"memory_bytes", plan.limits.memory_bytes},
+          {"pids", plan.limits.pids},  {"cpus", plan.limits.cpus},
+          {"cpu_shares", plan.limits.cpu_shares}, {"timeout_ms", plan.timeout_ms},
+          {"enforced", r.limits_enforced},
+          {"waiver", plan.waive_unenforced_limits && !r.limits_enforced ? or_null(plan.waiver_source) : json(nullptr)}};
+}
+
+json counters_json(const KillCounters& c) {
+  auto opt = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+  return {{"cgroup_version", or_null(c.cgroup_version)}, {"oom_killed", c.oom_killed}, {"oom_kills", c.oom_kills},
+          {"pids_refused", c.pids_refused},          {"memory_peak_bytes", opt(c.memory_peak_bytes)},
+          {"pids_peak", opt(c.pids_peak)},           {"cpu_usage_ns", opt(c.cpu_usage_ns)}};
+}
+
+// Messages and argv0 quote what the caller passed, which need not be UTF-8: such bytes become
+// U+FFFD rather than an exception that would lose the record (and the exit code with it).
+std::string as_text(const json& record, int indent) {
+  return record.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+json status_record(const LaunchPlan& plan, const SessionResult& r) {
+  return {
+      {"id", plan.session_id},
+      {"outcome", r.outcome},
+      {"exit_code", r.exit_code},
+      {"agent_exit_code", r.agent_exit_code ? json(*r.agent_exit_code) : json(nullptr)},
+      {"error_kind", r.error_kind ? json(name_of(*r.error_kind)) : json(nullptr)},
+      {"message", or_null(r.message)},
+      {"failed", r.outcome == "launcher_error" ? json("launcher") : r.outcome == "killed" ? json("killed") : json(nullptr)},
+      {"cause", or_null(r.cause)},
+      {"signal", r.signal ? json(r.signal) : json(nullptr)},
+      {"counters", counters_json(r.counters)},
+      {"image", plan.image},
+      {"argv0", plan.argv.empty() ? "" : plan.argv[0]},
+      {"runtime", or_null(plan.runtime)},
+      {"inner_sandbox", plan.inner_sandbox},
+      {"credential_refreshed_in_container", r.credential_refreshed_in_container},
+      {"credential_refresh_expected", refresh_expected_json(plan, r)},
+      {"credentials", credentials_json(plan, r)},
+      {"state", state_json(r.state)},
+      {"limits", limits_json(plan, r)},
+      {"mode", plan.rootless ? "rootless" : "rootful"},
+      {"network", plan.network},
+      {"egress", r.egress},
+      {"warnings", r.warnings},
+      {"container_id", or_null(r.container_id)},
+      {"container_removed", r.container_removed},
+      {"started_unix", r.started_unix},
+      {"durations_ms", {{"setup", r.setup_ms}, {"run", r.run_ms}, {"total", r.total_ms}}},
+  };
+}
+
+json early_failure_record(const std::string& id, const Error& error) {
+  return {{"id", or_null(id)},          {"outcome", "launcher_error"}, {"exit_code", error.exit_code()},
+          {"agent_exit_code", nullptr}, {"error_kind", name_of(error.kind())}, {"message", error.what()},
+          {"failed", "launcher"},       {"cause", nullptr}};
+}
+
+// Never through a symlink or into a planted hardlink: a new file under an unpredictable
+// name beside it, renamed over whatever is there (launcher/lifecycle/safe_files.h).
+bool write_status_file(const std::string& path, const json& record) {
+  std::string tmp, why;
+  int fd = create_beside(path, 0644, tmp, why);
+  bool ok = fd >= 0 && write_all(fd, as_text(record, 2) + "\n") && ::fsync(fd) == 0;
+  if (fd >= 0 && !ok && why.empty()) why = std::string("cannot write it: ") + std::strerror(errno);
+  if (fd >= 0) ::close(fd);
+  if (ok) ok = replace_with(tmp, path, why);
+  else if (fd >= 0) ::unlink(tmp.c_str());
+  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot write status file %s: %s\n", path.c_str(), why.c_str());
+  return ok;
+}
+
+bool append_ledger(const std::string& path, const json& line) {
+  make_dirs(path.substr(0, path.rfind('/') + 1));
+  std::string why;
+  int fd = open_append_owned(path, why);
+  bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, as_text(line, -1) + "\n");
+  if (!ok && why.empty()) why = std::strerror(errno);
+  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot append to ledger %s: %s\n", path.c_str(), why.c_str());
+  if (fd >= 0) ::close(fd);
+  return ok;
+}
+
+}  // namespace asbx

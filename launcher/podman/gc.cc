@@ -1,0 +1,242 @@
+#include "launcher/podman/gc.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+#include "launcher/error.h"
+#include "launcher/lifecycle/local.h"
+#include "launcher/podman/podman_api.h"
+#include "launcher/request.h"
+#include "state/export.h"
+#include "launcher/lifecycle/status.h"
+
+namespace asbx {
+namespace {
+
+// Anyone who can create a container on the seat can set these labels: they are read
+// strictly (all digits, in range) and an odd one makes the container unjudgeable.
+constexpr std::int64_t kMaxLabelNumber = 1'000'000'000'000'000;  // way past any pid, time or timeout
+
+std::int64_t label_number(const nlohmann::json& labels, const char* key, std::string& odd) {
+  if (!labels.is_object() || !labels.contains(key)) return 0;
+  const auto& v = labels[key];
+  std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  bool digits = v.is_string() && !text.empty() && text.size() <= 16 &&
+                text.find_first_not_of("0123456789") == std::string::npos;
+  std::int64_t n = digits ? std::stoll(text) : -1;
+  if (n >= 0 && n <= kMaxLabelNumber) return n;
+  if (odd.empty()) odd = "label " + std::string(key) + " is '" + text.substr(0, 64) + "', not a number";
+  return 0;
+}
+
+std::string label_text(const nlohmann::json& labels, const char* key) {
+  return labels.is_object() && labels.contains(key) && labels[key].is_string() ? labels[key].get<std::string>() : "";
+}
+
+std::string string_field(const nlohmann::json& e, const char* key) {
+  return e.is_object() && e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : "";
+}
+
+constexpr std::int64_t kMaxPid = 4'194'304;  // the kernel's PID_MAX_LIMIT
+
+// Seconds since the epoch at which `pid` started (from /proc), or -1.
+std::int64_t process_start_unix(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+  }  // field 22 is starttime, in clock ticks after boot
+  std::ifstream proc_stat("/proc/stat");
+  for (std::string key; proc_stat >> key;)
+    if (key == "btime") {
+      std::int64_t btime = 0;
+      proc_stat >> btime;
+      try {
+        return btime + std::stoll(field) / ::sysconf(_SC_CLK_TCK);
+      } catch (const std::exception&) {
+        return -1;
+      }
+    }
+  return -1;
+}
+
+bool launcher_alive(long pid, std::int64_t started_unix) {
+  if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) return false;
+  std::int64_t since = process_start_unix(pid);
+  return since < 0 || since <= started_unix + 1;  // a later start means the pid was reused
+}
+
+std::string age_text(std::int64_t seconds) {
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  if (seconds < 7200) return std::to_string(seconds / 60) + "m";
+  return std::to_string(seconds / 3600) + "h";
+}
+
+}  // namespace
+
+LiveSession session_from_list_entry(const nlohmann::json& e) {
+  nlohmann::json labels = e.is_object() && e.contains("Labels") ? e["Labels"] : nlohmann::json::object();
+  LiveSession s;
+  s.container_id = string_field(e, "Id");
+  if (e.is_object() && e.contains("Names") && e["Names"].is_array() && !e["Names"].empty() && e["Names"][0].is_string())
+    s.container_name = e["Names"][0];
+  s.session = label_text(labels, "agent-sandbox.session");
+  s.owner = label_text(labels, "agent-sandbox.owner");
+  s.state = string_field(e, "State");
+  s.started_unix = label_number(labels, "agent-sandbox.started", s.odd);
+  s.timeout_ms = label_number(labels, "agent-sandbox.timeout-ms", s.odd);
+  s.launcher_pid = static_cast<long>(label_number(labels, "agent-sandbox.launcher-pid", s.odd));
+  s.boot_id = label_text(labels, "agent-sandbox.boot-id");
+  if (s.odd.empty() && s.launcher_pid > kMaxPid)
+    s.odd = "label agent-sandbox.launcher-pid is " + std::to_string(s.launcher_pid) + ", past any pid";
+  if (s.odd.empty() && s.container_id.empty()) s.odd = "podman listed it without an Id";
+  if (s.odd.empty() && s.container_name.empty()) s.odd = "podman listed it without a name";
+  return s;
+}
+
+std::string orphan_reason(const LiveSession& s, const HostFacts& host) {
+  if (!s.odd.empty() || s.launcher_pid <= 0 || s.boot_id.empty()) return "";
+  if (s.boot_id != host.boot_id) return "the seat rebooted since its launch (boot id " + s.boot_id + ")";
+  if (!host.launcher_alive(s.launcher_pid, s.started_unix))
+    return "its launcher (pid " + std::to_string(s.launcher_pid) + ") is gone";
+  if (s.timeout_ms > 0 && host.now_unix > s.started_unix + s.timeout_ms / 1000 + kTimeoutSlackSeconds)
+    return "its timeout of " + std::to_string(s.timeout_ms) + " ms passed " +
+           std::to_string(host.now_unix - s.started_unix - s.timeout_ms / 1000) + " s ago";
+  return "";
+}
+
+HostFacts current_host_facts() {
+  HostFacts h;
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::getline(boot, h.boot_id);
+  h.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
+  h.launcher_alive = launcher_alive;
+  return h;
+}
+
+std::vector<LiveSession> list_sessions(PodmanApi& api) {
+  std::vector<LiveSession> out;
+  nlohmann::json list = api.list_by_label("agent-sandbox.session");
+  if (list.is_array())
+    for (const auto& e : list) out.push_back(session_from_list_entry(e));
+  return out;
+}
+
+// The label is only trusted as a dir name when it is a valid session id (no "/", no "..").
+void remove_session_dir(const std::string& runtime_dir, const std::string& session) {
+  try {
+    validate_session_id(session);
+  } catch (const Error&) {
+    return;
+  }
+  std::error_code ignored;
+  if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
+}
+
+nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
+  return {{"id", s.session},          {"outcome", "killed"},     {"exit_code", nullptr},
+          {"agent_exit_code", nullptr}, {"error_kind", nullptr}, {"message", "removed by gc: " + why},
+          {"failed", "killed"},       {"cause", "orphaned"},     {"container_id", s.container_id},
+          {"container_removed", true}, {"started_unix", s.started_unix}};
+}
+
+int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
+                    std::vector<std::string>& removed, std::vector<std::string>* skipped,
+                    const std::string& ledger) {
+  int failures = 0;
+  for (const auto& s : list_sessions(api)) {
+    if (!s.odd.empty()) {
+      if (skipped) skipped->push_back("skipped container " + (s.container_id.empty() ? "(no id)" : s.container_id.substr(0, 12)) +
+                                      " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
+      continue;
+    }
+    std::string why = orphan_reason(s, host);
+    if (why.empty()) continue;
+    bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
+    if (!api.remove(s.container_id, &was_there)) {
+      ++failures;
+      continue;
+    }
+    remove_session_dir(runtime_dir, s.session);
+    if (!ledger.empty() && was_there) append_ledger(ledger, orphan_record(s, why));
+    removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
+  }
+  return failures;
+}
+
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger) {
+  try {
+    PodmanApi api(socket);
+    std::vector<std::string> removed;
+    collect_orphans(api, current_host_facts(), runtime_dir, removed, nullptr, ledger);
+  } catch (const std::exception&) {
+    // The session's own first call reports an unreachable service with its own code.
+  }
+}
+
+int gc_main(const std::string& program, bool json) {
+  try {
+    SeatConfig seat = current_seat_config();
+    PodmanApi api(seat.socket);
+    std::vector<std::string> removed, skipped;
+    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped, seat.ledger);
+    for (const auto& line : skipped) std::fprintf(stderr, "%s: gc: warning: %s\n", program.c_str(), line.c_str());
+    for (auto& line : remove_stale_exports(state_export_area(seat), current_host_facts().now_unix, kStaleExportSeconds))
+      removed.push_back(line);
+    if (json)
+      std::cout << nlohmann::json{{"removed", removed}, {"skipped", skipped}, {"failed", failures}}.dump(2) << std::endl;
+    else for (const auto& line : removed) std::cout << line << "\n";
+    if (failures == 0) return 0;
+    throw Error(ErrorKind::internal, std::to_string(failures) + " orphaned container(s) could not be removed");
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: gc: %s\n", program.c_str(), e.what());
+    return e.exit_code();
+  }
+}
+
+static nlohmann::json session_json(const LiveSession& s, const HostFacts& host) {
+  std::string why = orphan_reason(s, host);
+  return {{"session", s.session},        {"owner", s.owner},
+          {"container", s.container_name}, {"container_id", s.container_id},
+          {"state", s.state},            {"started_unix", s.started_unix},
+          {"timeout_ms", s.timeout_ms},  {"launcher_pid", s.launcher_pid},
+          {"orphan", why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why)},
+          {"odd", s.odd.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.odd)}};
+}
+
+int ps_main(const std::string& program, bool json) {
+  try {
+    PodmanApi api(current_seat_config().socket);
+    HostFacts host = current_host_facts();
+    auto sessions = list_sessions(api);
+    if (json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& s : sessions) out.push_back(session_json(s, host));
+      std::cout << out.dump(2) << std::endl;
+      return 0;
+    }
+    std::printf("%-28s %-10s %-8s %6s %9s %8s  %s\n", "SESSION", "OWNER", "STATE", "AGE", "TIMEOUT", "LAUNCHER", "ORPHAN");
+    for (const auto& s : sessions)
+      std::printf("%-28s %-10s %-8s %6s %9s %8ld  %s\n", s.session.c_str(), s.owner.c_str(), s.state.c_str(),
+                  age_text(host.now_unix - s.started_unix).c_str(),
+                  s.timeout_ms ? age_text(s.timeout_ms / 1000).c_str() : "-", s.launcher_pid,
+                  orphan_reason(s, host).c_str());
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: ps: %s\n", program.c_str(), e.what());
+    return e.exit_code();
+  }
+}
+
+}  // namespace asbx

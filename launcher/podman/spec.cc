@@ -1,0 +1,119 @@
+#include "launcher/podman/spec.h"
+
+#include <cmath>
+
+#include "credtable/credential.h"
+#include "launcher/network.h"
+#include "launcher/units.h"
+
+namespace asbx {
+namespace {
+
+using nlohmann::json;
+
+json mounts_json(const std::vector<Mount>& mounts) {
+  json out = json::array();
+  for (const auto& m : mounts)
+    out.push_back({{"type", m.type}, {"source", m.source}, {"destination", m.destination}, {"options", m.options}});
+  return out;
+}
+
+json resources_json(const Limits& l) {
+  constexpr std::int64_t period = 100000;
+  return {
+      {"memory", {{"limit", l.memory_bytes}, {"swap", l.memory_bytes}}},  // swap == limit: no swap
+      {"cpu", {{"quota", std::llround(l.cpus * period)}, {"period", period}, {"shares", l.cpu_shares}}},
+      {"pids", {{"limit", l.pids}}},
+  };
+}
+
+json rlimits_json(const Limits& l) {
+  return json::array({{{"type", "nofile"}, {"soft", l.nofile}, {"hard", l.nofile}},
+                      {{"type", "nproc"}, {"soft", l.nproc}, {"hard", l.nproc}}});
+}
+
+json env_json(const LaunchPlan& plan) {
+  json env = json::object();
+  for (const auto& [name, value] : plan.env) env[name] = value;
+  return env;
+}
+
+json egress_plan_json(const EgressPlan& e) {
+  if (!e.enabled) return nullptr;
+  json rules = json::array(), private_ok = json::array();
+  for (const auto& r : e.rules) rules.push_back(r.text());
+  for (const auto& c : e.private_ok) private_ok.push_back(c.text());
+  return {{"door", "127.0.0.1:" + std::to_string(e.port)}, {"allow", rules},   {"hosts", e.hosts},
+          {"private_ok", private_ok}, {"idle_ms", e.idle_ms}, {"total_ms", e.total_ms},
+          {"max_connections", e.max_connections}};
+}
+
+// Not in the create body: the launcher reads the state back itself (docs/STATE.md).
+json state_plan_json(const StatePlan& s) {
+  if (s.dir.empty()) return nullptr;
+  return {{"dir", s.dir}, {"paths", s.paths}, {"max_files", s.limits.max_files}, {"max_bytes", s.limits.max_bytes},
+          {"export_area", s.export_area}};
+}
+
+}  // namespace
+
+json create_body(const LaunchPlan& plan) {
+  json body = {
+      {"name", plan.container_name},
+      {"image", plan.image},
+      {"command", plan.argv},
+      {"env", env_json(plan)},
+      {"work_dir", plan.workdir},
+      {"hostname", plan.hostname},
+      {"cap_drop", {"ALL"}},
+      {"no_new_privileges", true},
+      {"read_only_filesystem", true},
+      {"init", true},
+      {"terminal", plan.tty},
+      {"stdin", true},
+      {"labels", plan.labels},
+      {"netns", netns_json(parse_network(plan.network, "--network"))},
+      {"httpproxy", false},  // podman would copy its own proxy variables in: the plan's env is all
+      {"r_limits", rlimits_json(plan.limits)},
+      {"resource_limits", resources_json(plan.limits)},
+      {"mounts", mounts_json(plan.mounts)},
+  };
+  // Rootless: keep-id maps the caller onto itself, and the agent runs as the caller, so
+  // files it writes in the workspace belong to the caller (not to a subordinate uid).
+  if (plan.rootless) body["userns"] = {{"nsmode", "keep-id"}};
+  body["user"] = plan.user;
+  return body;
+}
+
+json plan_json(const LaunchPlan& plan) {
+  json env_names = json::array();
+  for (const auto& kv : plan.env) env_names.push_back(kv.first);
+  json creds = json::array();
+  for (const auto& c : plan.credentials)
+    creds.push_back({{"runtime", c.runtime}, {"source", c.source}, {"copy_to", c.copy_to}});
+  return {
+      {"session_id", plan.session_id},
+      {"socket", plan.socket},
+      {"rootless", plan.rootless},
+      {"runtime", plan.runtime},
+      {"inner_sandbox", plan.inner_sandbox},
+      {"limits",
+       {{"memory", format_size(plan.limits.memory_bytes)},
+        {"pids", plan.limits.pids},
+        {"cpus", plan.limits.cpus},
+        {"cpu_shares", plan.limits.cpu_shares},
+        {"nofile", plan.limits.nofile},
+        {"nproc", plan.limits.nproc}}},
+      {"timeout_ms", plan.timeout_ms},
+      {"waive_unenforced_limits", plan.waive_unenforced_limits},
+      {"waiver_source", plan.waiver_source},
+      {"env_names", env_names},
+      {"credentials", creds},
+      {"session_dir", plan.session_dir},
+      {"egress", egress_plan_json(plan.egress)},
+      {"state", state_plan_json(plan.state)},
+      {"create_body", create_body(plan)},
+  };
+}
+
+}  // namespace asbx
