@@ -81,11 +81,13 @@ row "${stream_mib} MiB stdout, local: throughput vs \`podman run … head\`" "$o
 # container, the kernel's pipe and socket copies — the machine's busy time minus both).
 svc_pid=$(cat "$ASBX_RUN/podman.pid")
 svc_cpu() { awk '{ print ($14 + $15) / 100 }' "/proc/$svc_pid/stat"; }
-busy() { awk '/^cpu / { print ($2 + $3 + $4 + $7 + $8) / 100 }' /proc/stat; }  # user nice system irq softirq, s
+# user system irq softirq, in s; niced work (a long fuzz run beside the benchmark) is left out
+busy() { awk '/^cpu / { print ($2 + $4 + $7 + $8) / 100 }' /proc/stat; }
 timed() {  # timed CMD...: prints "peak_rss_kib own_cpu_s service_cpu_s machine_cpu_s wall_s"
   local b0 v0 s e out
   b0=$(busy); v0=$(svc_cpu); s=$(date +%s.%N)
-  out=$( { /usr/bin/time -f '%M %U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  /usr/bin/time -o "$work/time.out" -f '%M %U %S' "$@" >/dev/null 2>&1
+  out=$(tail -1 "$work/time.out")
   e=$(date +%s.%N)
   awk -v o="$out" -v b0="$b0" -v b1="$(busy)" -v v0="$v0" -v v1="$(svc_cpu)" -v s="$s" -v e="$e" \
     'BEGIN { split(o, f, " "); printf "%d %.2f %.2f %.2f %.2f\n", f[1], f[2] + f[3], v1 - v0, b1 - b0, e - s }'

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,9 @@ struct SessionResult {
   std::int64_t setup_ms = 0;  // until the agent started
   std::int64_t run_ms = 0;    // the agent's own run
   std::int64_t total_ms = 0;
+  // Where the time went, step by step, in order (gc, image, create, init, checks, attach, start,
+  // agent, wait, conclude, remove): the record's durations_ms.phases.
+  std::vector<std::pair<std::string, std::int64_t>> phase_ms;
   nlohmann::json egress;  // null without --egress; else egress/tally.h's record
 };
 

@@ -11,6 +11,7 @@
 
 #include "launcher/podman/gc.h"
 #include "launcher/podman/podman_socket.h"
+#include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/reexec.h"
 #include "launcher/lifecycle/safe_files.h"
 #include "launcher/lifecycle/session.h"
@@ -93,9 +94,12 @@ int run_local(const Request& req, const LocalOptions& opts) {
     std::cout << plan_json(plan).dump(2) << std::endl;
     return 0;
   }
+  std::int64_t t_gc = steady_ms();
   gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger);  // containers of SIGKILLed launchers go first (one list call)
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
+  t_gc = steady_ms() - t_gc;
   SessionResult result = run_session(plan, io);
+  result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
   if (io.out != 1) ::close(io.out);
   report(opts, result);

@@ -68,19 +68,19 @@ class Session {
 
  private:
   void prepare() {
-    if (!api_.image_exists(plan_.image))
+    if (!timed("image", [&] { return api_.image_exists(plan_.image); }))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
-    Created c = create();
+    Created c = timed("create", [&] { return create(); });
     result_.container_id = c.id;
     result_.warnings = c.warnings;
     check_limits_enforced();
-    api_.init(c.id);
-    nlohmann::json state = api_.inspect(c.id);
+    timed("init", [&] { api_.init(c.id); });
+    nlohmann::json state = timed("inspect", [&] { return api_.inspect(c.id); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
     init_.hold(pid);
     watch_cgroup(pid);
-    before_start(pid, state);
+    timed("checks", [&] { before_start(pid, state); });
   }
 
   // Rootless creates of one user take turns (launcher/podman/create_lock.h: libsubid is not thread-safe).
@@ -149,20 +149,22 @@ class Session {
   }
 
   void execute(std::int64_t t0) {
+    std::int64_t t_attach = steady_ms();
     AttachStream attach(plan_.socket, result_.container_id);
+    result_.phase_ms.emplace_back("attach", steady_ms() - t_attach);
     TerminalGuard term(plan_.tty, io_.in);
     if (plan_.tty) resize();
-    api_.start(result_.container_id);
+    timed("start", [&] { api_.start(result_.container_id); });
     started_ = true;
     std::int64_t started = steady_ms();
     result_.setup_ms = started - t0;
     if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
     PumpHooks hooks = pump_hooks();
-    PumpResult pumped = pump_stdio(attach, io_, plan_.tty, signals_, hooks);
+    PumpResult pumped = timed("agent", [&] { return pump_stdio(attach, io_, plan_.tty, signals_, hooks); });
     if (init_.outlives(kStreamOutlivedMs))
       throw Error(ErrorKind::podman_unreachable,
                   "the attach stream from " + plan_.socket + " ended while the agent still ran");
-    int code = wait_exit_code();
+    int code = timed("wait", [&] { return wait_exit_code(); });
     result_.counters = monitor_.stop();
     result_.run_ms = steady_ms() - started;
     home_.check_refresh(plan_, result_);
@@ -171,7 +173,7 @@ class Session {
     if (pumped.output_dropped > 0)
       result_.warnings.push_back("the caller stopped reading: " + std::to_string(pumped.output_dropped) +
                                  " bytes of the agent's output were not delivered");
-    conclude(code);
+    timed("conclude", [&] { conclude(code); });
   }
 
   // The attach stream ended: the container has stopped. podman 4.3's wait can answer 500
@@ -285,10 +287,23 @@ class Session {
   void cleanup() {
     result_.egress = egress_.close(plan_);
     if (result_.container_id.empty()) return;
-    result_.container_removed = service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs)
-                                              : api_.remove(result_.container_id);
+    result_.container_removed = timed("remove", [&] {
+      return service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs) : api_.remove(result_.container_id);
+    });
     if (!result_.container_removed)
       result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
+  }
+
+  // Runs one step and adds its duration to the record's phases (also when it throws).
+  template <class F>
+  auto timed(const char* name, F&& step) -> decltype(step()) {
+    struct Clock {
+      SessionResult& result;
+      const char* name;
+      std::int64_t t0 = steady_ms();
+      ~Clock() { result.phase_ms.emplace_back(name, steady_ms() - t0); }
+    } clock{result_, name};
+    return step();
   }
 
   SignalPipe signals_;  // first: a signal during setup is queued, not fatal

@@ -44,6 +44,12 @@ std::string as_text(const json& record, int indent) {
 
 }  // namespace
 
+json durations_json(const SessionResult& r) {
+  json phases = json::object();
+  for (const auto& [name, ms] : r.phase_ms) phases[name] = ms;
+  return {{"setup", r.setup_ms}, {"run", r.run_ms}, {"total", r.total_ms}, {"phases", phases}};
+}
+
 json status_record(const LaunchPlan& plan, const SessionResult& r) {
   return {
       {"id", plan.session_id},
@@ -72,7 +78,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"container_id", or_null(r.container_id)},
       {"container_removed", r.container_removed},
       {"started_unix", r.started_unix},
-      {"durations_ms", {{"setup", r.setup_ms}, {"run", r.run_ms}, {"total", r.total_ms}}},
+      {"durations_ms", durations_json(r)},
   };
 }
 

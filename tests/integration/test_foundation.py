@@ -205,6 +205,11 @@ class Records(SeatTest):
                     "mode", "durations_ms"):
             self.assertIn(key, record)
         self.assertEqual((record["id"], record["exit_code"], record["agent_exit_code"]), ("rec-1", 3, 3))
+        # where the time went, step by step (docs/BENCHMARKS.md reads these)
+        phases = record["durations_ms"]["phases"]
+        self.assertEqual(set(phases), {"gc", "image", "create", "init", "inspect", "checks", "attach", "start",
+                                       "agent", "wait", "conclude", "remove"})
+        self.assertTrue(all(isinstance(v, int) and 0 <= v <= record["durations_ms"]["total"] for v in phases.values()))
         lines = self.seat.ledger.read_text().splitlines()
         self.assertEqual(len(lines), 1)
         self.assertEqual(json.loads(lines[0])["id"], "rec-1")
