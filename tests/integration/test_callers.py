@@ -123,7 +123,8 @@ def force_credential_unresolved(ctx):
 def force_credential_expiring(ctx):
     def part(obj):
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
-    token = "%s.%s.sig" % (part({"alg": "none"}), part({"exp": int(time.time()) + 600, "email": "callers@example.com"}))
+    # 10.5 min: the refresh is due in ~5m30s, so two runs seconds apart print the same "in 5m"
+    token = "%s.%s.sig" % (part({"alg": "none"}), part({"exp": int(time.time()) + 630, "email": "callers@example.com"}))
     auth = ctx.dir / "expiring-auth.json"
     auth.write_text(json.dumps({"auth_mode": "chatgpt", "tokens": {"access_token": token, "id_token": token,
                                                                  "refresh_token": "rt-callers"}}))
