@@ -211,8 +211,8 @@ class Doctor(Lifetime):
         home = self.seat.dir / "home"
         (home / ".codex").mkdir(parents=True)
         (home / ".claude").mkdir()
-        codex, codex_secrets = codex_chatgpt(3 * 86400 + 3600, "doctor")
-        claude, claude_secrets = claude_oauth(7200, "doctor")
+        codex, codex_secrets = codex_chatgpt(3 * 86400 + 1800, "doctor")  # 3d00h30m: no boundary within reach
+        claude, claude_secrets = claude_oauth(7170, "doctor")  # 1h59m30s: never rounds to 2h00m
         (home / ".codex" / "auth.json").write_text(json.dumps(codex))
         (home / ".claude" / ".credentials.json").write_text(json.dumps(claude))
         proc = self.seat.run("doctor", "--json", exe=SEAT_RUN, env=self.seat.env(HOME=str(home)))
