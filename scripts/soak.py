@@ -199,11 +199,13 @@ class Soak:
         self.holder = subprocess.Popen(["flock", "-n", str(slots / "0.lock"), "sleep", "300"])
 
     def settled(self, before):
-        """The after sample: the podman service holds fds for a while after some sessions (the
-        event-log readers of a /wait on a killed container: 10 -> 24 -> 10 in a probe), so its
-        fds are read every second for up to 60 s and the least count kept; a leak never comes back."""
+        """The after sample. podman 4.3's service opens events.log for every event it writes
+        (create, init, start, died, remove ...) and leaves the files to Go's garbage collector: they
+        close at the next collection, which an idle service runs only at Go's forced period of 2
+        minutes (measured: 1 -> 0 between +120 s and +135 s). So the fds are read every 5 s for up to
+        150 s and the least count kept; a leak never comes back."""
         best = None
-        for _ in range(12):
+        for _ in range(30):
             now = self.sample()
             best = now if best is None or now["fds"] < best["fds"] else best
             if best["fds"] <= before["fds"] + self.args.fd_noise:
