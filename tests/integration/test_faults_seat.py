@@ -143,13 +143,51 @@ class SeatFaultTest(unittest.TestCase):
         self.addCleanup(self.seat_back)
 
     def seat_back(self):
-        """Whatever a test broke, fl-1 answers ssh again for the next one."""
+        """Whatever a test broke, fl-1 answers ssh again for the next one (booted again if a failed
+        test left it down)."""
+        state = subprocess.run(["podman", "inspect", "-f", "{{.State.Status}}", SEAT], capture_output=True, text=True)
+        if state.stdout.strip() != "running":
+            self.boot_again()
         for _ in range(600):
             if subprocess.run([str(SSH), SEAT, "test -S /run/user/1000/bus"], capture_output=True,
                               timeout=30).returncode == 0:
                 return
             time.sleep(0.1)
         self.fail("fl-1 does not answer ssh again")
+
+    def wait_cleaned_up(self):
+        """Until podman has cleaned the killed seat up: stopped, and its network namespace gone.
+        The host's podman runs that cleanup from conmon's exit command; once in CI it never ran
+        (the seat stayed "stopped" with its netns for minutes), so after 20 s the test runs it
+        itself, as conmon would have."""
+        fmt = "{{.State.Status}} {{.NetworkSettings.SandboxKey}}"
+        for i in range(600):
+            out = subprocess.run(["podman", "inspect", "-f", fmt, SEAT], capture_output=True, text=True).stdout.split()
+            if out == ["exited"] or (out and out[0] == "running"):
+                return
+            if i == 200:
+                subprocess.run(["podman", "container", "cleanup", SEAT], capture_output=True, timeout=60)
+            time.sleep(0.1)
+        self.fail(f"{SEAT} was not cleaned up 60 s after the kill: {out}")
+
+    def boot_again(self):
+        """The seat booted again in its own session with no pipe of ours (conmon and the port
+        forwarder stay), once the kill's cleanup is done. The host's podman (4.3, slirp4netns +
+        rootlessport) sometimes boots a killed container whose port forwarder is gone (the seat
+        runs, its port refuses; seen in 1 of about 10 runs): that is the test rig, not what is under
+        test, so such a boot is stopped and booted once more."""
+        for attempt in range(2):
+            self.wait_cleaned_up()
+            subprocess.run(["podman", "start", SEAT], check=True, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            port = port_of(REGISTRY.read_text())
+            for _ in range(300):
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    return
+                except OSError:
+                    time.sleep(0.2)
+            subprocess.run(["podman", "stop", "--time", "5", SEAT], capture_output=True)
 
     def dispatch(self, session_id, *argv, registry=REGISTRY):
         status = self.dir / f"status-{session_id}.json"
@@ -242,34 +280,6 @@ class ConnectionCut(SeatFaultTest):
 
 
 class SeatRestarted(SeatFaultTest):
-    def wait_cleaned_up(self):
-        fmt = "{{.State.Status}} {{.NetworkSettings.SandboxKey}}"
-        for _ in range(600):
-            out = subprocess.run(["podman", "inspect", "-f", fmt, SEAT], capture_output=True, text=True).stdout.split()
-            if out == ["exited"]:  # stopped, and its network namespace gone
-                return
-            time.sleep(0.1)
-        self.fail(f"{SEAT} was not cleaned up 60 s after the kill: {out}")
-
-    def boot_again(self):
-        """The seat booted again in its own session with no pipe of ours (conmon and the port
-        forwarder stay), once the kill's cleanup is done. The host's podman (4.3, slirp4netns +
-        rootlessport) sometimes boots a killed container whose port forwarder is gone (the seat
-        runs, its port refuses; seen in 1 of about 10 runs): that is the test rig, not what is under
-        test, so such a boot is stopped and booted once more."""
-        for attempt in range(2):
-            self.wait_cleaned_up()
-            subprocess.run(["podman", "start", SEAT], check=True, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-            port = port_of(REGISTRY.read_text())
-            for _ in range(300):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    return
-                except OSError:
-                    time.sleep(0.2)
-            subprocess.run(["podman", "stop", "--time", "5", SEAT], capture_output=True)
-
     def test_seat_killed_and_booted_again_mid_session(self):
         proc, status = self.dispatch("faults-reboot-" + RUN, "sh", "-c", f"echo started; exec sleep {MARKER}")
         self.started(proc)
