@@ -199,10 +199,9 @@ class Soak:
         self.holder = subprocess.Popen(["flock", "-n", str(slots / "0.lock"), "sleep", "300"])
 
     def settled(self, before):
-        """The after sample. podman 4.3's service opens events.log for every event it writes
-        (create, init, start, died, remove ...) and leaves the files to Go's garbage collector: they
-        close at the next collection, which an idle service runs only at Go's forced period of 2
-        minutes (measured: 1 -> 0 between +120 s and +135 s). So the fds are read every 5 s for up to
+        """The after sample. podman 4.3's service keeps an events.log fd for most events it writes
+        and releases them in batches; idle, the last go only at about 2 minutes, Go's forced
+        garbage-collection period (measured: 12 -> 0 between +105 s and +120 s). So the fds are read every 5 s for up to
         150 s and the least count kept; a leak never comes back."""
         best = None
         for _ in range(30):

@@ -161,14 +161,17 @@ class SeatFaultTest(unittest.TestCase):
         (the seat stayed "stopped" with its netns for minutes), so after 20 s the test runs it
         itself, as conmon would have."""
         fmt = "{{.State.Status}} {{.NetworkSettings.SandboxKey}}"
+        cleanup = None
         for i in range(600):
             out = subprocess.run(["podman", "inspect", "-f", fmt, SEAT], capture_output=True, text=True).stdout.split()
             if out == ["exited"] or (out and out[0] == "running"):
                 return
             if i == 200:
-                subprocess.run(["podman", "container", "cleanup", SEAT], capture_output=True, timeout=60)
+                cleanup = subprocess.run(["podman", "container", "cleanup", SEAT], capture_output=True, text=True,
+                                         timeout=60)
             time.sleep(0.1)
-        self.fail(f"{SEAT} was not cleaned up 60 s after the kill: {out}")
+        said = f"; `podman container cleanup` exited {cleanup.returncode}: {cleanup.stderr.strip()}" if cleanup else ""
+        self.fail(f"{SEAT} was not cleaned up 60 s after the kill: {out}{said}")
 
     def boot_again(self):
         """The seat booted again in its own session with no pipe of ours (conmon and the port

@@ -193,8 +193,8 @@ class Ledger(SeatTest):
         self.assertEqual([c for c in session_containers() if c.startswith("asbx-lifecycle-seq")], [])
         lines = self.seat.ledger.read_text().splitlines()
         self.assertEqual(len(lines), 20)
-        # podman 4.3's service leaves the events.log file of each event it wrote to Go's garbage
-        # collector, which an idle service runs every 2 minutes: wait up to 150 s for the count to
+        # podman 4.3's service keeps an events.log fd for most events it wrote and, idle, releases
+        # the last of them only at about 2 minutes (Go's forced garbage collection): wait up to 150 s for the count to
         # settle (it only waits while above the bound). A per-session leak would be +20 here and
         # would not recede.
         deadline = time.monotonic() + 150
