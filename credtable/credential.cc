@@ -10,9 +10,9 @@
 #include "credtable/env_policy.h"
 #include "credtable/inner_sandbox.h"
 #include "credtable/lifetime.h"
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/lifecycle/home.h"
-#include "launcher/util.h"
+#include "base/util.h"
 #include "mounts/workspace.h"
 
 namespace asbx {

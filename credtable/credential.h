@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "credtable/credtable.h"
-#include "launcher/plan.h"
-#include "launcher/request.h"
+#include "base/plan.h"
+#include "base/request.h"
 
 namespace asbx {
 

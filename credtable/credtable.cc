@@ -5,11 +5,11 @@
 #include <sys/stat.h>
 
 #include "egress/policy.h"
-#include "launcher/fdio.h"
-#include "launcher/error.h"
-#include "launcher/toml_util.h"
-#include "launcher/units.h"
-#include "launcher/util.h"
+#include "base/fdio.h"
+#include "base/error.h"
+#include "base/toml_util.h"
+#include "base/units.h"
+#include "base/util.h"
 #include "state/rules.h"
 
 namespace asbx {

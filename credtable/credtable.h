@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "credtable/lifetime.h"
-#include "launcher/config.h"
+#include "plan/config.h"
 
 namespace asbx {
 

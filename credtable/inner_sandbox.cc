@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "launcher/error.h"
-#include "launcher/util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {

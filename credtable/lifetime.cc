@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/plan.h"
+#include "base/plan.h"
 
 namespace asbx {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "egress/address.h"
+#include "base/address.h"
 #include "egress/http_head.h"
 #include "egress/policy.h"
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "launcher/error.h"
-#include "launcher/toml_util.h"
-#include "launcher/util.h"
+#include "base/error.h"
+#include "base/toml_util.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "egress/address.h"
+#include "base/address.h"
 
 namespace toml { inline namespace v3 { class node; } }
 

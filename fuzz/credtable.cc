@@ -2,7 +2,7 @@
 // destination must stay inside the ephemeral HOME: relative, no '.', '..' or empty component.
 #include "credtable/credtable.h"
 #include "fuzz/fuzz.h"
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace {
 

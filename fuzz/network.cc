@@ -2,8 +2,8 @@
 // Accepted modes are exactly none, slirp4netns, a plain absolute ns: path or a container name;
 // "host" and everything else fail with Error(usage) naming the origin.
 #include "fuzz/fuzz.h"
-#include "launcher/error.h"
-#include "launcher/network.h"
+#include "base/error.h"
+#include "plan/network.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using asbx::fuzz::violated;

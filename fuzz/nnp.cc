@@ -1,7 +1,7 @@
 // NoNewPrivs from /proc/self/status text (preflight/nnp.cc): 0, 1 or Error(internal);
 // a value is only returned when a "NoNewPrivs:" line exists.
 #include "fuzz/fuzz.h"
-#include "launcher/error.h"
+#include "base/error.h"
 #include "preflight/nnp.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,7 +1,7 @@
 // The seat registry (TOML, launcher/remote/registry.cc): a registry or Error(config) naming file:line;
 // every accepted host has a name, an address, a user, a pinned host key and a port in range.
 #include "fuzz/fuzz.h"
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/remote/registry.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

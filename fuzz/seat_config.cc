@@ -1,8 +1,8 @@
 // The seat config (TOML on the seat, launcher/config.cc): any bytes either give a config or
 // fail with Error(config) naming file:line. Any other exception or a sanitizer report is a bug.
 #include "fuzz/fuzz.h"
-#include "launcher/config.h"
-#include "launcher/error.h"
+#include "plan/config.h"
+#include "base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const asbx::UserFacts user{1000, 1000, "agent", "/home/agent", "", "", ""};

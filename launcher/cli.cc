@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "launcher/doctor.h"
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/podman/gc.h"
 #include "launcher/kube/kube_cli.h"
 #include "launcher/lifecycle/local.h"
@@ -13,7 +13,7 @@
 #include "launcher/remote/remote.h"
 #include "launcher/remote/seat_doctor.h"
 #include "launcher/lifecycle/status.h"
-#include "state/export.h"
+#include "launcher/state/export.h"
 
 namespace asbx {
 namespace {

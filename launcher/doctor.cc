@@ -1,4 +1,4 @@
-#include "launcher/fdio.h"
+#include "base/fdio.h"
 #include "launcher/doctor.h"
 
 #include <algorithm>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "launcher/config.h"
+#include "plan/config.h"
 #include "launcher/doctor_credentials.h"
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/podman/podman_api.h"
 #include "launcher/podman/podman_socket.h"

@@ -7,7 +7,7 @@
 #include "credtable/credential.h"
 #include "credtable/credtable.h"
 #include "credtable/lifetime.h"
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/lifecycle/home.h"
 
 namespace asbx {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "launcher/config.h"
+#include "plan/config.h"
 #include "launcher/doctor.h"
 
 namespace asbx {

@@ -4,8 +4,8 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "launcher/error.h"
-#include "launcher/util.h"
+#include "base/error.h"
+#include "base/util.h"
 #include "mounts/workspace.h"
 
 namespace asbx {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/plan.h"
+#include "base/plan.h"
 
 namespace asbx {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <sys/stat.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 namespace {

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "launcher/plan.h"
+#include "base/plan.h"
 
 namespace asbx {
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 

@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 

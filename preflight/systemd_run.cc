@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "credtable/env_policy.h"
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "launcher/error.h"
-#include "state/export.h"
-#include "state/tree.h"
+#include "base/error.h"
+#include "launcher/state/export.h"
+#include "launcher/state/tree.h"
 
 namespace asbx {
 namespace {

@@ -3,9 +3,9 @@
 #pragma once
 #include <string>
 
-#include "launcher/config.h"
-#include "launcher/plan.h"
-#include "launcher/request.h"
+#include "plan/config.h"
+#include "base/plan.h"
+#include "base/request.h"
 
 namespace asbx {
 

@@ -3,7 +3,7 @@
 #include <sstream>
 #include <vector>
 
-#include "launcher/units.h"
+#include "base/units.h"
 
 namespace asbx {
 namespace {

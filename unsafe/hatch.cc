@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
-#include "launcher/util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 extern char** environ;
 

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <string>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "unsafe/hatch.h"
 
 int main(int argc, char** argv) {

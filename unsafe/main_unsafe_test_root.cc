@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "unsafe/hatch.h"
 
 int main(int argc, char** argv) {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "launcher/error.h"
-#include "launcher/network.h"
-#include "launcher/units.h"
+#include "base/error.h"
+#include "plan/network.h"
+#include "base/units.h"
 #include "launcher/kube/yaml.h"
 
 namespace asbx {

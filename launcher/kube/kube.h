@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "launcher/plan.h"
+#include "base/plan.h"
 
 namespace asbx {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/kube/kube.h"
 #include "launcher/lifecycle/local.h"
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 namespace {

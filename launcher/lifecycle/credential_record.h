@@ -4,8 +4,8 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "launcher/plan.h"
-#include "launcher/result.h"
+#include "base/plan.h"
+#include "base/result.h"
 
 namespace asbx {
 

@@ -9,7 +9,7 @@
 
 #include "credtable/credential.h"
 #include "credtable/lifetime.h"
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 namespace {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "launcher/podman/container_root.h"
-#include "launcher/plan.h"
-#include "launcher/result.h"
-#include "state/walk.h"
+#include "base/plan.h"
+#include "base/result.h"
+#include "launcher/state/walk.h"
 
 namespace asbx {
 

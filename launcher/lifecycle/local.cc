@@ -18,7 +18,7 @@
 #include "launcher/lifecycle/slots.h"
 #include "launcher/podman/spec.h"
 #include "launcher/lifecycle/status.h"
-#include "state/export.h"
+#include "launcher/state/export.h"
 
 namespace asbx {
 namespace {

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "launcher/request.h"
+#include "base/request.h"
 
 namespace asbx {
 

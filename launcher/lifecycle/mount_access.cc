@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <sys/stat.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 namespace {

@@ -6,7 +6,7 @@
 // refused before anything of it runs (workspace_rejected / git_unmountable with the remedy).
 #pragma once
 #include "launcher/podman/container_root.h"
-#include "launcher/plan.h"
+#include "base/plan.h"
 
 namespace asbx {
 

@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher/config.h"
-#include "launcher/error.h"
-#include "launcher/fdio.h"
-#include "launcher/request.h"
+#include "plan/config.h"
+#include "base/error.h"
+#include "base/fdio.h"
+#include "base/request.h"
 #include "preflight/spawn.h"
 #include "preflight/systemd_run.h"
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <unistd.h>
 
-#include "egress/wall.h"
+#include "launcher/wall/wall.h"
 #include "launcher/podman/attach.h"
 #include "launcher/podman/cgroup_monitor.h"
 #include "launcher/podman/container_root.h"
@@ -20,7 +20,7 @@
 #include "launcher/podman/spec.h"
 #include "launcher/lifecycle/state_collect.h"
 #include "launcher/lifecycle/terminal.h"
-#include "launcher/units.h"
+#include "base/units.h"
 
 namespace asbx {
 

@@ -2,8 +2,8 @@
 // create → (limits check) → init → (mounts, command, credentials checked/staged inside)
 // → attach → start → pump stdio → wait → inspect → delete.
 #pragma once
-#include "launcher/plan.h"
-#include "launcher/result.h"
+#include "base/plan.h"
+#include "base/result.h"
 
 namespace asbx {
 

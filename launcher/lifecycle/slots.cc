@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
-#include "launcher/util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {

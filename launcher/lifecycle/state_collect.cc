@@ -6,8 +6,8 @@
 
 #include "launcher/podman/container_root.h"
 #include "launcher/lifecycle/home.h"
-#include "state/beneath.h"
-#include "state/collect.h"
+#include "launcher/state/beneath.h"
+#include "launcher/state/collect.h"
 
 namespace asbx {
 namespace {

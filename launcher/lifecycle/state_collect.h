@@ -5,9 +5,9 @@
 #pragma once
 #include <vector>
 
-#include "launcher/plan.h"
-#include "state/report.h"
-#include "state/walk.h"
+#include "base/plan.h"
+#include "base/state_report.h"
+#include "launcher/state/walk.h"
 
 namespace asbx {
 

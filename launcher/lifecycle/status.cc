@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "launcher/lifecycle/credential_record.h"
-#include "launcher/fdio.h"
+#include "base/fdio.h"
 #include "launcher/lifecycle/safe_files.h"
-#include "launcher/units.h"
-#include "launcher/util.h"
+#include "base/units.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "launcher/plan.h"
-#include "launcher/result.h"
+#include "base/plan.h"
+#include "base/result.h"
 
 namespace asbx {
 

@@ -6,8 +6,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
-#include "launcher/fdio.h"
+#include "base/error.h"
+#include "base/fdio.h"
 #include "launcher/podman/podman_api.h"
 
 namespace asbx {

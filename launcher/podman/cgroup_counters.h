@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/result.h"
+#include "base/result.h"
 
 namespace asbx {
 

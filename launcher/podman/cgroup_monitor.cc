@@ -6,7 +6,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "launcher/fdio.h"
+#include "base/fdio.h"
 
 namespace asbx {
 

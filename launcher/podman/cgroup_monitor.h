@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "launcher/podman/cgroup_counters.h"
-#include "launcher/result.h"
+#include "base/result.h"
 
 namespace asbx {
 

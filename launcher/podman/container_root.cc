@@ -8,8 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
-#include "launcher/fdio.h"
+#include "base/error.h"
+#include "base/fdio.h"
 
 namespace asbx {
 

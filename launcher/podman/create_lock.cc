@@ -6,8 +6,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
-#include "launcher/util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 namespace asbx {
 

@@ -10,11 +10,11 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/podman/podman_api.h"
-#include "launcher/request.h"
-#include "state/export.h"
+#include "base/request.h"
+#include "launcher/state/export.h"
 #include "launcher/lifecycle/status.h"
 
 namespace asbx {

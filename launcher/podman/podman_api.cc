@@ -3,7 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 

@@ -5,7 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/lifecycle/reexec.h"
 
 namespace asbx {

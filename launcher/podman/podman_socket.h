@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "launcher/config.h"
+#include "plan/config.h"
 
 namespace asbx {
 

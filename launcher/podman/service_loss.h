@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/podman/podman_api.h"
 
 namespace asbx {

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "credtable/credential.h"
-#include "launcher/network.h"
-#include "launcher/units.h"
+#include "plan/network.h"
+#include "base/units.h"
 
 namespace asbx {
 namespace {

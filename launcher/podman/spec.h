@@ -3,7 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "launcher/plan.h"
+#include "base/plan.h"
 
 namespace asbx {
 

@@ -1,13 +1,13 @@
-#include "launcher/fdio.h"
+#include "base/fdio.h"
 #include "launcher/remote/registry.h"
 
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "launcher/error.h"
-#include "launcher/toml_util.h"
-#include "launcher/util.h"
+#include "base/error.h"
+#include "base/toml_util.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/config.h"
+#include "plan/config.h"
 
 namespace asbx {
 

@@ -6,14 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
-#include "launcher/fdio.h"
+#include "base/error.h"
+#include "base/fdio.h"
 #include "launcher/remote/quote.h"
 #include "launcher/remote/remote_state.h"
 #include "launcher/remote/ssh_exec.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/lifecycle/terminal.h"
-#include "launcher/util.h"
+#include "base/util.h"
 #include "state/plan_state.h"
 
 namespace asbx {

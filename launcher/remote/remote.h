@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "launcher/remote/registry.h"
-#include "launcher/request.h"
+#include "base/request.h"
 
 namespace asbx {
 

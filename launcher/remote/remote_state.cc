@@ -1,8 +1,8 @@
 #include "launcher/remote/remote_state.h"
 
-#include "launcher/error.h"
-#include "state/frames.h"
-#include "state/tree.h"
+#include "base/error.h"
+#include "launcher/state/frames.h"
+#include "launcher/state/tree.h"
 
 namespace asbx {
 

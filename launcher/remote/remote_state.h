@@ -6,7 +6,7 @@
 #include <string>
 
 #include "launcher/remote/ssh_session.h"
-#include "state/report.h"
+#include "base/state_report.h"
 #include "state/rules.h"
 
 namespace asbx {

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/remote/ssh_session.h"
-#include "launcher/util.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {

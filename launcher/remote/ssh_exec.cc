@@ -7,8 +7,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "launcher/error.h"
-#include "launcher/fdio.h"
+#include "base/error.h"
+#include "base/fdio.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/slots.h"
 #include "launcher/lifecycle/terminal.h"

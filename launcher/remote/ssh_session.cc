@@ -4,7 +4,7 @@
 #include <memory>
 #include <sstream>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 namespace asbx {
 namespace {

@@ -6,9 +6,9 @@
 
 #include "credtable/credtable.h"
 #include "credtable/inner_sandbox.h"
-#include "launcher/error.h"
-#include "launcher/network.h"
-#include "launcher/request.h"
+#include "base/error.h"
+#include "plan/network.h"
+#include "base/request.h"
 #include "launcher/podman/spec.h"
 
 using namespace asbx;

@@ -6,8 +6,8 @@
 
 #include "credtable/credential.h"
 #include "credtable/credtable.h"
-#include "launcher/error.h"
-#include "launcher/request.h"
+#include "base/error.h"
+#include "base/request.h"
 #include "launcher/lifecycle/home.h"
 #include "launcher/podman/spec.h"
 

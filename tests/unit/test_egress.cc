@@ -2,15 +2,15 @@
 // parser, the ClientHello name, the decisions, the record, and the plan it makes.
 #include <doctest/doctest.h>
 
-#include "egress/address.h"
+#include "base/address.h"
 #include "egress/decision.h"
-#include "egress/door.h"
+#include "launcher/wall/door.h"
 #include "egress/http_head.h"
 #include "egress/policy.h"
 #include "egress/sni.h"
 #include "egress/tally.h"
-#include "launcher/error.h"
-#include "launcher/request.h"
+#include "base/error.h"
+#include "base/request.h"
 #include "launcher/podman/spec.h"
 
 using namespace asbx;

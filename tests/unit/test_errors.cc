@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "launcher/error.h"
+#include "base/error.h"
 
 using namespace asbx;
 

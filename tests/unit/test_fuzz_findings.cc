@@ -11,9 +11,9 @@
 
 #include "fuzz/posix_words.h"
 #include "launcher/podman/cgroup_counters.h"
-#include "launcher/error.h"
-#include "launcher/fdio.h"
-#include "launcher/network.h"
+#include "base/error.h"
+#include "base/fdio.h"
+#include "plan/network.h"
 #include "launcher/remote/quote.h"
 #include "launcher/lifecycle/status.h"
 

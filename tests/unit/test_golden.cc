@@ -11,8 +11,8 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "launcher/fdio.h"
-#include "launcher/request.h"
+#include "base/fdio.h"
+#include "base/request.h"
 #include "launcher/podman/spec.h"
 
 using namespace asbx;

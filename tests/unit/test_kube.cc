@@ -3,9 +3,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/kube/kube.h"
-#include "launcher/request.h"
+#include "base/request.h"
 #include "launcher/kube/yaml.h"
 
 using namespace asbx;

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "launcher/config.h"
+#include "plan/config.h"
 #include "launcher/podman/create_lock.h"
-#include "launcher/error.h"
-#include "launcher/netns_check.h"
+#include "base/error.h"
+#include "plan/netns_check.h"
 #include "launcher/lifecycle/safe_files.h"
 #include "tests/unit/temp_dir.h"
 

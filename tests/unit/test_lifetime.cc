@@ -7,8 +7,8 @@
 
 #include "credtable/credtable.h"
 #include "credtable/lifetime.h"
-#include "launcher/error.h"
-#include "launcher/request.h"
+#include "base/error.h"
+#include "base/request.h"
 
 using namespace asbx;
 

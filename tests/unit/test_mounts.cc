@@ -5,7 +5,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "mounts/git.h"
 #include "mounts/workspace.h"
 #include "tests/unit/temp_dir.h"

@@ -1,10 +1,10 @@
 #include <doctest/doctest.h>
 
 #include "credtable/env_policy.h"
-#include "launcher/error.h"
-#include "launcher/request.h"
+#include "base/error.h"
+#include "base/request.h"
 #include "launcher/podman/spec.h"
-#include "launcher/units.h"
+#include "base/units.h"
 
 using namespace asbx;
 using nlohmann::json;

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "launcher/doctor.h"
-#include "launcher/error.h"
+#include "base/error.h"
 #include "preflight/nnp.h"
 #include "preflight/spawn.h"
 #include "preflight/systemd_run.h"

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "launcher/remote/registry.h"
 
 using namespace asbx;

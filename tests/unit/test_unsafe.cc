@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "launcher/error.h"
+#include "base/error.h"
 #include "unsafe/hatch.h"
 
 using namespace asbx;

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "launcher/config.h"
-#include "launcher/util.h"
+#include "plan/config.h"
+#include "base/util.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;

@@ -1,0 +1,54 @@
+// What the caller asked for, as parsed from the command line. build_plan() turns a
+// request, the seat's config and facts about the user into a LaunchPlan.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/config.h"
+#include "base/plan.h"
+
+namespace asbx {
+
+struct Request {
+  std::string id;
+  std::optional<std::string> image;
+  std::optional<std::string> workspace;
+  std::optional<std::string> git_mirror;  // the common dir of the workspace's linked worktree
+  std::optional<std::string> memory;
+  std::optional<std::int64_t> pids;
+  std::optional<double> cpus;
+  std::optional<std::int64_t> cpu_shares;
+  std::optional<std::string> timeout;
+  std::optional<std::string> network;
+  std::vector<std::string> egress;  // --egress HOST[:PORT] | http://HOST[:PORT] | default (repeatable)
+  std::string runtime;     // credtable row; "" = no credentials
+  std::string account;     // credential identity within the row
+  std::string credential;  // explicit credential path (overrides the row's template)
+  bool tty = false;
+  bool dry_run = false;
+  std::string status_file;
+  std::string ledger;
+  std::string capture_log;
+  std::string state_dir;    // --state-dir DIR: the runtime's state goes to DIR/<id>/
+  bool state_export = false;  // sandbox-run --state-export: into the seat's export area (dispatch)
+  std::int64_t slots = 0;  // sandbox-run --slots N: claim one of N seat slots first (0 = none)
+  std::vector<std::string> argv;
+};
+
+// Facts of this launch that are not configuration: when, who, which process.
+struct SessionFacts {
+  std::int64_t now_unix = 0;
+  long pid = 0;
+  std::string boot_id;
+  std::map<std::string, std::string> environ;  // the launcher's environment (filtered by policy)
+};
+
+SessionFacts current_session_facts();
+std::string new_session_id(std::int64_t now_unix);
+void validate_session_id(const std::string& id);
+LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts);
+
+}  // namespace asbx

@@ -1,0 +1,51 @@
+#include "base/util.h"
+
+#include <cerrno>
+#include <sys/stat.h>
+
+#include "plan/config.h"
+
+namespace asbx {
+namespace {
+
+bool is_ascii_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+}  // namespace
+
+bool is_plain_name(const std::string& s, std::size_t max_len) {
+  bool ok = !s.empty() && s.size() <= max_len && is_ascii_alnum(s[0]);
+  for (char c : s) ok = ok && (is_ascii_alnum(c) || c == '-' || c == '_' || c == '.');
+  return ok;
+}
+
+bool make_dirs(const std::string& dir, std::string* failed) {
+  for (std::size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
+    std::string part = dir.substr(0, at);
+    if (!part.empty() && part.back() != '/' && ::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+      if (failed) *failed = part;
+      return false;
+    }
+    if (at == std::string::npos) return true;
+  }
+}
+
+std::string config_base(const UserFacts& user) {
+  return !user.xdg_config_home.empty() ? user.xdg_config_home : user.home + "/.config";
+}
+
+std::map<std::string, std::string> environ_map(char* const* entries) {
+  std::map<std::string, std::string> env;
+  for (char* const* e = entries; e && *e; ++e) {
+    std::string kv = *e;
+    if (auto eq = kv.find('='); eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
+  return out;
+}
+
+}  // namespace asbx

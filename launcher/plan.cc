@@ -1,9 +1,0 @@
-#include "launcher/plan.h"
-
-#include <algorithm>
-
-namespace asbx {
-
-bool Mount::read_only() const { return std::find(options.begin(), options.end(), "ro") != options.end(); }
-
-}  // namespace asbx

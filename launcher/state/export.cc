@@ -1,0 +1,83 @@
+#include "launcher/state/export.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include "launcher/podman/container_root.h"
+#include "base/error.h"
+#include "launcher/lifecycle/local.h"
+#include "base/request.h"
+#include "launcher/state/beneath.h"
+#include "launcher/state/frames.h"
+
+namespace asbx {
+namespace {
+
+// The tree of `id`, opened without following anything, once it is complete.
+UniqueFd open_tree(const std::string& area, const std::string& id, int wait_s) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+  for (;;) {
+    UniqueFd top(::open(area.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd tree(top ? open_beneath(top.get(), id, O_RDONLY | O_DIRECTORY | O_NONBLOCK) : -1);
+    if (tree || std::chrono::steady_clock::now() >= until) return tree;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace
+
+std::string state_export_area(const SeatConfig& seat) {
+  return seat.ledger.substr(0, seat.ledger.rfind('/')) + "/state-export";
+}
+
+int state_export_main(const std::string& program, const std::string& id, int wait_s) {
+  try {
+    validate_session_id(id);
+    SeatConfig seat = current_seat_config();
+    std::string area = state_export_area(seat);
+    UniqueFd tree = open_tree(area, id, wait_s);
+    if (!tree)
+      throw Error(ErrorKind::usage, "state-export: no collected state of session '" + id + "' in " + area);
+    FrameSink sink(1);
+    StateReport report;
+    walk_state(WalkInput{tree.get(), {""}, seat.state_limits, {}}, sink, report);
+    for (const auto& s : report.skipped)
+      std::fprintf(stderr, "%s: state-export: skipped %s: %s\n", program.c_str(), s.path.c_str(), s.reason.c_str());
+    if (!sink.finish()) throw Error(ErrorKind::internal, "state-export: the reader went away before the end");
+    std::error_code ignored;
+    std::filesystem::remove_all(area + "/" + id, ignored);  // never follows links
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    return e.exit_code();
+  }
+}
+
+std::vector<std::string> remove_stale_exports(const std::string& area, std::int64_t now_unix, std::int64_t max_age_s) {
+  std::vector<std::string> removed;
+  DIR* d = ::opendir(area.c_str());
+  if (!d) return removed;
+  UniqueFd top(::open(area.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    struct stat st{};
+    if (name == "." || name == ".." || !top || ::fstatat(top.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (now_unix - static_cast<std::int64_t>(st.st_mtime) <= max_age_s) continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(area + "/" + name, ignored);
+    removed.push_back("removed state " + area + "/" + name + " (not fetched for " +
+                      std::to_string((now_unix - st.st_mtime) / 60) + " min)");
+  }
+  ::closedir(d);
+  return removed;
+}
+
+}  // namespace asbx

@@ -1,0 +1,160 @@
+#include "launcher/wall/door.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <string>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/error.h"
+
+namespace asbx {
+namespace {
+
+// What the child reports when it fails: the step and errno.
+struct ChildFailure {
+  int step;
+  int err;
+};
+const char* const kSteps[] = {"enter the container's user namespace", "enter the container's network namespace",
+                              "create the socket", "bind 127.0.0.1", "listen", "pass the listener back"};
+
+[[noreturn]] void fail(const std::string& why) { throw Error(ErrorKind::egress_unavailable, "egress door: " + why); }
+
+bool same_namespace(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// lo in a fresh namespace may be down; bringing it up needs CAP_NET_ADMIN there, which the
+// child has after entering the namespace's owner.
+void loopback_up() {
+  int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return;
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  if (::ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+    ifr.ifr_flags |= IFF_UP;
+    ::ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  ::close(s);
+}
+
+// Only async-signal-safe calls: the launcher may have threads when it forks.
+[[noreturn]] void child(int userns, int netns, int port, int channel) {
+  ChildFailure f{0, 0};
+  auto die = [&](int step) {
+    f = {step, errno};
+    (void)!::write(channel, &f, sizeof f);
+    ::_exit(1);
+  };
+  if (userns >= 0 && ::setns(userns, CLONE_NEWUSER) != 0) die(0);
+  if (::setns(netns, CLONE_NEWNET) != 0) die(1);
+  loopback_up();
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) die(2);
+  int one = 1;
+  ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) die(3);
+  if (::listen(s, 64) != 0) die(4);
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &s, sizeof s);
+  if (::sendmsg(channel, &msg, MSG_NOSIGNAL) != 1) die(5);
+  ::_exit(0);
+}
+
+// The listener, or throws with the child's reason.
+int receive(int channel) {
+  pollfd p{channel, POLLIN, 0};
+  if (::poll(&p, 1, 10'000) <= 0) fail("the helper did not answer within 10 s");
+  char buf[sizeof(ChildFailure)] = {};
+  iovec iov{buf, sizeof buf};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC);
+  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+    int fd = -1;
+    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return fd;
+  }
+  if (n == static_cast<ssize_t>(sizeof(ChildFailure))) {
+    ChildFailure f;
+    std::memcpy(&f, buf, sizeof f);
+    if (f.step >= 0 && f.step < 6) fail(std::string("cannot ") + kSteps[f.step] + ": " + std::strerror(f.err));
+  }
+  fail("the helper exited without a listener");
+}
+
+}  // namespace
+
+int open_door(long pid, int port) {
+  std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
+  int netns = ::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC);
+  if (netns < 0) fail("cannot open " + ns + "net: " + std::strerror(errno));
+  int userns = -1;
+  if (!same_namespace(ns + "user", "/proc/self/ns/user")) {
+    userns = ::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC);
+    if (userns < 0) {
+      int err = errno;
+      ::close(netns);
+      fail("cannot open " + ns + "user: " + std::strerror(err));
+    }
+  }
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail(std::string("socketpair: ") + std::strerror(errno));
+  pid_t kid = ::fork();
+  if (kid == 0) {
+    ::close(pair[0]);
+    child(userns, netns, port, pair[1]);
+  }
+  int err = errno;
+  ::close(pair[1]);
+  ::close(netns);
+  if (userns >= 0) ::close(userns);
+  if (kid < 0) {
+    ::close(pair[0]);
+    fail(std::string("fork: ") + std::strerror(err));
+  }
+  int fd = -1;
+  try {
+    fd = receive(pair[0]);
+  } catch (...) {
+    ::close(pair[0]);
+    ::kill(kid, SIGKILL);
+    ::waitpid(kid, nullptr, 0);
+    throw;
+  }
+  ::close(pair[0]);
+  ::waitpid(kid, nullptr, 0);
+  return fd;
+}
+
+}  // namespace asbx

@@ -1,0 +1,315 @@
+#include "launcher/wall/proxy.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "egress/decision.h"
+#include "egress/sni.h"
+
+namespace asbx {
+namespace {
+
+constexpr std::int64_t kConnectMs = 10'000;
+constexpr std::int64_t kHelloMs = 10'000;
+constexpr std::size_t kRelayBuffer = 64 * 1024;
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int clamp_ms(std::int64_t ms) { return static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(ms, 60'000))); }
+
+// Waits for `events` on fd until `until` (steady ms); false on timeout, stop or error.
+bool wait_for(int fd, short events, int stop_fd, std::int64_t until) {
+  while (true) {
+    std::int64_t left = until - now_ms();
+    if (left <= 0) return false;
+    pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
+    int n = ::poll(p, 2, clamp_ms(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || p[1].revents) return false;
+    if (p[0].revents & (events | POLLHUP | POLLERR)) return true;
+  }
+}
+
+bool send_all(int fd, std::string_view data, int stop_fd, std::int64_t until) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd, POLLOUT, stop_fd, until)) continue;
+    return false;
+  }
+  return true;
+}
+
+// Appends what arrives before `until`; false on EOF, error, timeout or stop.
+bool read_more(int fd, std::string& buf, int stop_fd, std::int64_t until) {
+  char chunk[4096];
+  while (true) {
+    ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n > 0) {
+      buf.append(chunk, static_cast<std::size_t>(n));
+      return true;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || !wait_for(fd, POLLIN, stop_fd, until)) return false;
+  }
+}
+
+sockaddr_storage socket_address(const IpAddress& a, int port, socklen_t& len) {
+  sockaddr_storage ss{};
+  if (a.v6) {
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(static_cast<std::uint16_t>(port));
+    std::memcpy(&s6->sin6_addr, a.bytes.data(), 16);
+    len = sizeof *s6;
+  } else {
+    auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons(static_cast<std::uint16_t>(port));
+    std::memcpy(&s4->sin_addr, a.bytes.data(), 4);
+    len = sizeof *s4;
+  }
+  return ss;
+}
+
+// The first address that accepts a connection, or -1.
+int connect_any(const std::vector<IpAddress>& addresses, int port, int stop_fd) {
+  for (const auto& a : addresses) {
+    int fd = ::socket(a.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    socklen_t len = 0;
+    sockaddr_storage ss = socket_address(a, port, len);
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&ss), len);
+    if (rc != 0 && errno == EINPROGRESS && wait_for(fd, POLLOUT, stop_fd, now_ms() + kConnectMs)) {
+      int err = 0;
+      socklen_t l = sizeof err;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l);
+      rc = err == 0 ? 0 : -1;
+    }
+    if (rc == 0) return fd;
+    ::close(fd);
+  }
+  return -1;
+}
+
+std::string forbidden(int status, const std::string& host, int port, const std::string& reason) {
+  std::string body = "agent-sandbox egress: " + printable_host(host) + ":" + std::to_string(port) + " refused: " + reason + "\n";
+  const char* text = status == 400 ? "Bad Request" : status == 502 ? "Bad Gateway" : "Forbidden";
+  return "HTTP/1.1 " + std::to_string(status) + " " + text + "\r\nContent-Type: text/plain\r\nX-Proxy-Error: " + reason +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+// One direction's bytes in flight.
+struct Pipe {
+  int from, to;
+  std::string buf;
+  bool eof = false;
+  bool shut = false;
+  std::int64_t moved = 0;
+};
+
+}  // namespace
+
+std::vector<IpAddress> resolve_on_seat(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  std::vector<IpAddress> out;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return out;
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    IpAddress a;
+    if (ai->ai_family == AF_INET) {
+      std::memcpy(a.bytes.data(), &reinterpret_cast<sockaddr_in*>(ai->ai_addr)->sin_addr, 4);
+    } else if (ai->ai_family == AF_INET6) {
+      a.v6 = true;
+      std::memcpy(a.bytes.data(), &reinterpret_cast<sockaddr_in6*>(ai->ai_addr)->sin6_addr, 16);
+    } else {
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  }
+  ::freeaddrinfo(res);
+  return out;
+}
+
+EgressProxy::EgressProxy(int listen_fd, EgressPlan plan, std::function<void(const std::string&)> log, Resolver resolver)
+    : listen_fd_(listen_fd), plan_(std::move(plan)), log_(std::move(log)), resolver_(std::move(resolver)) {
+  if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  ::fcntl(listen_fd_, F_SETFL, ::fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+EgressProxy::~EgressProxy() { stop(); }
+
+void EgressProxy::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  (void)!::write(stop_pipe_[1], "x", 1);
+  if (acceptor_.joinable()) acceptor_.join();
+  for (auto& w : workers_) w.thread.join();
+  workers_.clear();
+  ::close(listen_fd_);
+  ::close(stop_pipe_[0]);
+  ::close(stop_pipe_[1]);
+}
+
+void EgressProxy::reap_finished() {
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (!it->done->load()) {
+      ++it;
+      continue;
+    }
+    it->thread.join();
+    it = workers_.erase(it);
+  }
+}
+
+void EgressProxy::accept_loop() {
+  while (true) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0 && errno != EINTR) return;
+    if (p[1].revents) return;
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    reap_finished();
+    if (active_.load() >= plan_.max_connections) {
+      refuse(fd, "(unknown)", 0, refusal::connection_limit);
+      continue;
+    }
+    active_++;
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    workers_.push_back({std::thread([this, fd, done] {
+                          serve(fd);
+                          active_--;
+                          done->store(true);
+                        }),
+                        done});
+  }
+}
+
+void EgressProxy::refuse(int fd, const std::string& host, int port, const std::string& reason, int status) {
+  tally_.refused(host, port, reason);
+  log_("egress: refused " + printable_host(host) + ":" + std::to_string(port) + ": " + reason);
+  if (status > 0) send_all(fd, forbidden(status, host, port, reason), stop_pipe_[0], now_ms() + 2'000);
+  ::close(fd);
+}
+
+void EgressProxy::serve(int fd) {
+  const std::int64_t start = now_ms(), end = start + plan_.total_ms;
+  const int stop = stop_pipe_[0];
+  std::string buf;
+  RequestHead head;
+  while (head.status == RequestHead::Status::incomplete) {
+    if (!read_more(fd, buf, stop, std::min(end, now_ms() + plan_.idle_ms))) return (void)::close(fd);
+    head = parse_request_head(buf);
+  }
+  Destination dest = destination_of(head);
+  std::string host = dest.ok ? normal_host_name(dest.host) : "";
+  if (host.empty()) host = dest.ok ? dest.host : "(malformed)";
+  if (auto why = decide_name(plan_, dest)) return refuse(fd, host, dest.port, *why, *why == refusal::bad_request ? 400 : 403);
+  if (dest.plain_http)
+    if (auto why = check_host_field(head, dest)) return refuse(fd, host, dest.port, *why);
+  std::vector<IpAddress> addresses;
+  if (auto fixed = static_address(plan_, host)) addresses = {*fixed};
+  else addresses = resolver_(host);
+  if (auto why = check_addresses(plan_, addresses)) return refuse(fd, host, dest.port, *why);
+  int up = connect_any(addresses, dest.port, stop);
+  if (up < 0) return refuse(fd, host, dest.port, refusal::unreachable, 502);
+  std::string first = buf.substr(head.length);
+  if (dest.plain_http) {
+    first = forwarded_head(head, dest) + first;
+  } else {
+    if (!send_all(fd, "HTTP/1.1 200 Connection Established\r\n\r\n", stop, end)) return (void)(::close(fd), ::close(up));
+    SniResult sni = client_hello_sni(first);
+    std::int64_t hello_until = std::min(end, now_ms() + kHelloMs);
+    while (sni.status == SniResult::Status::incomplete && read_more(fd, first, stop, hello_until))
+      sni = client_hello_sni(first);
+    std::optional<std::string> why;
+    if (sni.status == SniResult::Status::ok) why = check_sni(host, sni.name);
+    else if (sni.status != SniResult::Status::incomplete) why = refusal::sni_missing;
+    if (sni.status == SniResult::Status::incomplete) return (void)(::close(fd), ::close(up));
+    if (why) {
+      ::close(up);
+      std::string said = sni.status == SniResult::Status::ok ? " (TLS name " + printable_host(sni.name) + ")" : "";
+      tally_.refused(host, dest.port, *why);
+      log_("egress: refused " + host + ":" + std::to_string(dest.port) + ": " + *why + said);
+      return (void)::close(fd);
+    }
+  }
+  tally_.connection(host, dest.port);
+  relay(fd, up, first, host, dest.port, end);
+}
+
+void EgressProxy::relay(int agent, int up, const std::string& first, const std::string& host, int port, std::int64_t end) {
+  Pipe out{agent, up, first}, in{up, agent};
+  std::int64_t last = now_ms();
+  bool limit_hit = false;
+  while (!(out.eof && out.buf.empty() && in.eof && in.buf.empty())) {
+    std::int64_t now = now_ms(), until = std::min(end, last + plan_.idle_ms);
+    if (now >= until) {
+      limit_hit = true;
+      break;
+    }
+    pollfd p[3] = {{stop_pipe_[0], POLLIN, 0}, {agent, 0, 0}, {up, 0, 0}};
+    for (Pipe* d : {&out, &in}) {
+      pollfd& src = d->from == agent ? p[1] : p[2];
+      pollfd& dst = d->to == agent ? p[1] : p[2];
+      if (!d->eof && d->buf.size() < kRelayBuffer) src.events |= POLLIN;
+      if (!d->buf.empty()) dst.events |= POLLOUT;
+    }
+    int n = ::poll(p, 3, clamp_ms(until - now));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || p[0].revents) break;
+    bool broken = false;
+    for (Pipe* d : {&out, &in}) {
+      char chunk[16384];
+      if (!d->eof && d->buf.size() < kRelayBuffer) {
+        ssize_t r = ::recv(d->from, chunk, sizeof chunk, 0);
+        if (r > 0) {
+          d->buf.append(chunk, static_cast<std::size_t>(r));
+          last = now_ms();
+        } else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+          d->eof = true;
+        }
+      }
+      if (!d->buf.empty()) {
+        ssize_t w = ::send(d->to, d->buf.data(), d->buf.size(), MSG_NOSIGNAL);
+        if (w > 0) {
+          d->moved += w;
+          d->buf.erase(0, static_cast<std::size_t>(w));
+          last = now_ms();
+        } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          broken = true;
+        }
+      }
+      if (d->eof && d->buf.empty() && !d->shut) {
+        ::shutdown(d->to, SHUT_WR);
+        d->shut = true;
+      }
+    }
+    if (broken) break;
+  }
+  tally_.bytes(host, port, out.moved, in.moved);
+  if (limit_hit)
+    log_("egress: closed " + host + ":" + std::to_string(port) + ": " +
+         (now_ms() >= end ? "the connection's total limit passed" : "idle limit passed"));
+  ::close(agent);
+  ::close(up);
+}
+
+}  // namespace asbx

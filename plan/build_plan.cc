@@ -1,0 +1,155 @@
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include "credtable/credential.h"
+#include "credtable/credtable.h"
+#include "credtable/env_policy.h"
+#include "base/error.h"
+#include "plan/netns_check.h"
+#include "plan/network.h"
+#include "base/request.h"
+#include "base/units.h"
+#include "base/util.h"
+#include "mounts/git.h"
+#include "mounts/workspace.h"
+#include "state/plan_state.h"
+
+extern char** environ;
+
+namespace asbx {
+namespace {
+
+Limits limits_for(const Request& req, const SeatConfig& seat) {
+  Limits l;
+  l.memory_bytes = parse_size(req.memory.value_or(seat.memory), "--memory");
+  l.pids = req.pids.value_or(seat.pids);
+  l.cpus = req.cpus.value_or(seat.cpus);
+  l.cpu_shares = req.cpu_shares.value_or(seat.cpu_shares);
+  if (l.memory_bytes < (6 << 20)) throw Error(ErrorKind::usage, "--memory: at least 6m is needed to start a container");
+  if (l.pids < 8) throw Error(ErrorKind::usage, "--pids: at least 8 is needed to start a container");
+  if (l.cpus <= 0 || l.cpus > 1024) throw Error(ErrorKind::usage, "--cpus: must be greater than 0 and at most 1024");
+  if (l.cpu_shares < 2 || l.cpu_shares > 262144) throw Error(ErrorKind::usage, "--cpu-shares: must be between 2 and 262144");
+  return l;
+}
+
+std::map<std::string, std::string> session_labels(const LaunchPlan& plan, const UserFacts& user,
+                                                  const SessionFacts& facts) {
+  return {
+      {"agent-sandbox.session", plan.session_id},
+      {"agent-sandbox.owner", user.name.empty() ? std::to_string(user.uid) : user.name},
+      {"agent-sandbox.started", std::to_string(facts.now_unix)},
+      {"agent-sandbox.launcher-pid", std::to_string(facts.pid)},
+      {"agent-sandbox.boot-id", facts.boot_id},
+      {"agent-sandbox.timeout-ms", std::to_string(plan.timeout_ms)},
+  };
+}
+
+// Rootful: the caller's own uid, except that root is never the agent: the image's
+// agent user (1000) is used instead. Rootless: keep-id maps the caller onto itself.
+std::string container_user(const UserFacts& user) {
+  if (user.uid == 0) return "1000:1000";
+  return std::to_string(user.uid) + ":" + std::to_string(user.gid);
+}
+
+void add_system_mounts(LaunchPlan& plan) {
+  plan.mounts.push_back({"tmpfs", "tmpfs", "/tmp", {"rw", "size=512m", "nosuid", "nodev", "mode=1777"}});
+  plan.mounts.push_back({"tmpfs", "tmpfs", "/sandbox/home", {"rw", "size=512m", "nosuid", "nodev", "mode=0700",
+                                                             "U"}});
+}
+
+// One mount per destination: a path is never mounted twice (one would hide the other).
+void check_distinct_destinations(const std::vector<Mount>& mounts) {
+  for (std::size_t i = 0; i < mounts.size(); ++i)
+    for (std::size_t j = i + 1; j < mounts.size(); ++j)
+      if (mounts[i].destination == mounts[j].destination)
+        throw Error(ErrorKind::git_unmountable, "'" + mounts[i].destination + "' would be mounted twice");
+}
+
+std::string seat_config_hint(const UserFacts& user) { return default_seat_config_path(user); }
+
+// --egress: the wall is the container's own empty namespace, so the mode must stay `none`; the
+// door's address reaches the agent as proxy variables (not secrets).
+void plan_session_egress(const Request& req, const SeatConfig& seat, LaunchPlan& plan) {
+  if (req.egress.empty()) return;
+  if (plan.network != "none")
+    throw Error(ErrorKind::usage, "--egress: needs network none (the wall is the container's own empty namespace); "
+                                  "the session's network is '" + plan.network + "'");
+  std::vector<std::string> row_rules;
+  if (!req.runtime.empty()) row_rules = find_row(load_credtable(credtable_path(seat)), req.runtime).egress;
+  std::string source = seat.path.empty() ? "the seat config" : seat.path;
+  plan.egress = plan_egress(req.egress, row_rules, req.runtime, seat.egress, source);
+  std::string url = "http://127.0.0.1:" + std::to_string(plan.egress.port);
+  for (const char* name : {"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"}) plan.env.emplace_back(name, url);
+  for (const char* name : {"NO_PROXY", "no_proxy"}) plan.env.emplace_back(name, "localhost,127.0.0.1,::1");
+  plan.env.emplace_back("NODE_USE_ENV_PROXY", "1");
+}
+
+}  // namespace
+
+SessionFacts current_session_facts() {
+  SessionFacts f;
+  f.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
+  f.pid = ::getpid();
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::getline(boot, f.boot_id);
+  f.environ = environ_map(environ);
+  return f;
+}
+
+std::string new_session_id(std::int64_t now_unix) {
+  std::random_device rd;
+  char suffix[9];
+  std::snprintf(suffix, sizeof suffix, "%08x", rd());
+  return "s" + std::to_string(now_unix) + "-" + suffix;
+}
+
+void validate_session_id(const std::string& id) {
+  if (!is_plain_name(id, 64))
+    throw Error(ErrorKind::usage, "--id: '" + id + "' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit");
+}
+
+LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts) {
+  if (req.argv.empty()) throw Error(ErrorKind::usage, "no command given: use agent-sandbox [options] -- COMMAND [ARG...]");
+  LaunchPlan plan;
+  plan.session_id = req.id.empty() ? new_session_id(facts.now_unix) : req.id;
+  validate_session_id(plan.session_id);
+  plan.container_name = "asbx-" + plan.session_id;
+  plan.image = req.image.value_or(seat.image);
+  plan.argv = req.argv;
+  plan.rootless = user.uid != 0;
+  plan.user = container_user(user);
+  plan.limits = limits_for(req, seat);
+  plan.timeout_ms = req.timeout ? parse_duration_ms(*req.timeout, "--timeout") : 0;
+  plan.network = req.network.value_or(seat.network);
+  if (req.network) check_network_reach(*req.network, seat, "--network");  // the seat's own value is its policy
+  plan.tty = req.tty;
+  plan.hostname = "agent-sandbox";
+  plan.socket = seat.socket;
+  plan.session_dir = seat.runtime_dir + "/" + plan.session_id;
+  plan.waive_unenforced_limits = seat.waive_unenforced_limits;
+  plan.waiver_source = seat.path.empty() ? "the seat config file (" + seat_config_hint(user) + ")" : seat.path;
+  plan.env = container_env(facts.environ, {});
+  plan.workdir = "/sandbox/home";
+  add_system_mounts(plan);
+  if (req.workspace) {
+    WorkspaceMount ws = plan_workspace(*req.workspace, seat.workspace_root);
+    plan.mounts.push_back(ws.mount);
+    plan.workdir = ws.container_path;
+    for (auto& m : plan_git_mounts(ws.host_path, req.git_mirror.value_or(""), seat.git_roots)) plan.mounts.push_back(m);
+  } else if (req.git_mirror) {
+    throw Error(ErrorKind::usage, "--git-mirror needs --workspace (the linked worktree whose mirror it is)");
+  }
+  check_distinct_destinations(plan.mounts);
+  plan_runtime(req, seat, user, facts, plan);  // a runtime's row replaces the env: the marker comes after
+  // The launcher's session marker, in every container: agent-sandbox-unsafe refuses to run where it is set.
+  plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
+  plan_session_egress(req, seat, plan);
+  plan_state(req, seat, plan);
+  plan.labels = session_labels(plan, user, facts);
+  return plan;
+}
+
+}  // namespace asbx

@@ -1,0 +1,160 @@
+#include "base/fdio.h"
+#include "plan/config.h"
+
+#include <fstream>
+#include <pwd.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "plan/network.h"
+#include "base/toml_util.h"
+#include "base/units.h"
+#include "base/util.h"
+
+namespace asbx {
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+SeatConfig defaults_for(const UserFacts& user) {
+  SeatConfig c;
+  std::string run = !user.xdg_runtime_dir.empty() ? user.xdg_runtime_dir
+                    : user.uid == 0               ? "/run"
+                                                  : "/run/user/" + std::to_string(user.uid);
+  c.socket = run + "/podman/podman.sock";
+  c.runtime_dir = (user.uid == 0 ? "/run" : run) + "/agent-sandbox/sessions";
+  c.workspace_root = user.home + "/sandbox/workspaces";
+  // root's agent runs as 1000 and cannot pass the image's 0700 /root: its mirrors live elsewhere.
+  c.git_roots = {user.uid == 0 ? "/srv/agent-sandbox/git-common" : user.home + "/cdx-offload/git-common"};
+  std::string state = !user.xdg_state_home.empty() ? user.xdg_state_home : user.home + "/.local/state";
+  c.ledger = state + "/agent-sandbox/ledger.jsonl";
+  return c;
+}
+
+void apply_limits(const toml::node& node, const std::string& path, SeatConfig& c) {
+  const auto* table = node.as_table();
+  if (!table) throw Error(ErrorKind::config, where(path, node) + ": 'limits' must be a table");
+  for_each_key(*table, path, {
+      {"memory", [&](const toml::node& n) {
+         c.memory = get_string(n, path, "memory");
+         try { parse_size(c.memory, "memory"); }
+         catch (const Error& e) { throw Error(ErrorKind::config, where(path, n) + ": " + e.what()); }
+       }},
+      {"pids", [&](const toml::node& n) { c.pids = get_int(n, path, "pids"); }},
+      {"cpus", [&](const toml::node& n) { c.cpus = get_number(n, path, "cpus"); }},
+      {"cpu_shares", [&](const toml::node& n) { c.cpu_shares = get_int(n, path, "cpu_shares"); }},
+  });
+}
+
+std::int64_t config_duration_ms(const toml::node& n, const std::string& path, const char* key) {
+  try {
+    return parse_duration_ms(get_string(n, path, key), key);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::config, where(path, n) + ": " + e.what());
+  }
+}
+
+bool credential_expiring_warn(const toml::node& n, const std::string& path) {
+  std::string v = get_string(n, path, "credential_expiring");
+  if (v != "refuse" && v != "warn")
+    throw Error(ErrorKind::config, where(path, n) + ": credential_expiring must be \"refuse\" or \"warn\"");
+  return v == "warn";
+}
+
+// [state]: where a runtime's state goes by default, and the caps (docs/STATE.md).
+void apply_state(const toml::node& node, const std::string& path, const UserFacts& user, SeatConfig& c) {
+  const auto* table = node.as_table();
+  if (!table) throw Error(ErrorKind::config, where(path, node) + ": 'state' must be a table");
+  for_each_key(*table, path, {
+      {"dir", [&](const toml::node& n) { c.state_dir = expand_home(get_string(n, path, "dir"), user); }},
+      {"max_files", [&](const toml::node& n) {
+         c.state_limits.max_files = get_int(n, path, "max_files");
+         if (c.state_limits.max_files < 1) throw Error(ErrorKind::config, where(path, n) + ": 'max_files' must be at least 1");
+       }},
+      {"max_bytes", [&](const toml::node& n) {
+         try { c.state_limits.max_bytes = parse_size(get_string(n, path, "max_bytes"), "max_bytes"); }
+         catch (const Error& e) { throw Error(ErrorKind::config, where(path, n) + ": " + e.what()); }
+       }},
+  });
+}
+
+}  // namespace
+
+UserFacts current_user_facts() {
+  UserFacts u;
+  u.uid = geteuid();
+  u.gid = getegid();
+  if (const passwd* pw = getpwuid(u.uid)) {
+    u.name = pw->pw_name;
+    u.home = pw->pw_dir;
+  }
+  if (!env_or_empty("HOME").empty()) u.home = env_or_empty("HOME");
+  u.xdg_config_home = env_or_empty("XDG_CONFIG_HOME");
+  u.xdg_runtime_dir = env_or_empty("XDG_RUNTIME_DIR");
+  u.xdg_state_home = env_or_empty("XDG_STATE_HOME");
+  return u;
+}
+
+std::string default_seat_config_path(const UserFacts& user) {
+  return config_base(user) + "/agent-sandbox/seat.toml";
+}
+
+std::string expand_home(const std::string& path, const UserFacts& user) {
+  if (path == "~") return user.home;
+  if (path.rfind("~/", 0) == 0) return user.home + path.substr(1);
+  return path;
+}
+
+SeatConfig parse_seat_config(const std::string& text, const std::string& path, const UserFacts& user) {
+  SeatConfig c = defaults_for(user);
+  c.path = path;
+  auto str = [&](std::string& field, const char* key) {
+    return [&field, key, &path, &user](const toml::node& n) { field = expand_home(get_string(n, path, key), user); };
+  };
+  toml::table table = parse_toml(text, path);
+  for_each_key(table, path, {
+      {"socket", str(c.socket, "socket")},
+      {"image", str(c.image, "image")},
+      {"network", [&](const toml::node& n) {
+         c.network = get_string(n, path, "network");
+         try { parse_network(c.network, "network"); }
+         catch (const Error& e) { throw Error(ErrorKind::config, where(path, n) + ": " + e.what()); }
+       }},
+      {"workspace_root", str(c.workspace_root, "workspace_root")},
+      {"runtime_dir", str(c.runtime_dir, "runtime_dir")},
+      {"ledger", str(c.ledger, "ledger")},
+      {"credtable", str(c.credtable, "credtable")},
+      {"git_roots", [&](const toml::node& n) {
+         c.git_roots.clear();
+         for (const auto& root : get_strings(n, path, "git_roots")) c.git_roots.push_back(expand_home(root, user));
+       }},
+      {"netns_allowed", [&](const toml::node& n) { c.netns_allowed = get_strings(n, path, "netns_allowed"); }},
+      {"network_containers", [&](const toml::node& n) { c.network_containers = get_strings(n, path, "network_containers"); }},
+      {"waive_unenforced_limits", [&](const toml::node& n) { c.waive_unenforced_limits = get_bool(n, path, "waive_unenforced_limits"); }},
+      {"limits", [&](const toml::node& n) { apply_limits(n, path, c); }},
+      {"egress", [&](const toml::node& n) { c.egress = parse_egress_seat(n, path); }},
+      {"credential_horizon", [&](const toml::node& n) { c.credential_horizon_ms = config_duration_ms(n, path, "credential_horizon"); }},
+      {"credential_margin", [&](const toml::node& n) { c.credential_margin_ms = config_duration_ms(n, path, "credential_margin"); }},
+      {"credential_expiring", [&](const toml::node& n) { c.credential_expiring_warn = credential_expiring_warn(n, path); }},
+      {"state", [&](const toml::node& n) { apply_state(n, path, user, c); }},
+  });
+  return c;
+}
+
+SeatConfig load_seat_config(const std::string& path, const UserFacts& user) {
+  std::optional<std::string> text = read_text_file(path);
+  if (!text) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0)
+      throw Error(ErrorKind::config, path + ": cannot be read");
+    return defaults_for(user);  // no file: the embedded local seat
+  }
+  return parse_seat_config(*text, path, user);
+}
+
+}  // namespace asbx
