@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "launcher/doctor.h"
+#include "launcher/doctor/doctor.h"
 #include "base/error.h"
 #include "launcher/podman/gc.h"
 #include "launcher/kube/kube_cli.h"

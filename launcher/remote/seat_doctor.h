@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "launcher/doctor.h"
+#include "launcher/doctor/doctor.h"
 #include "launcher/remote/registry.h"
 
 namespace asbx {

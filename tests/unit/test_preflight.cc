@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "launcher/doctor.h"
+#include "launcher/doctor/doctor.h"
 #include "base/error.h"
 #include "preflight/nnp.h"
 #include "preflight/spawn.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "plan/config.h"
-#include "launcher/doctor.h"
+#include "launcher/doctor/doctor.h"
 
 namespace asbx {
 

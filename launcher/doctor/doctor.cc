@@ -1,5 +1,5 @@
 #include "base/fdio.h"
-#include "launcher/doctor.h"
+#include "launcher/doctor/doctor.h"
 
 #include <algorithm>
 #include <ctime>
@@ -10,7 +10,7 @@
 #include <sys/vfs.h>
 
 #include "plan/config.h"
-#include "launcher/doctor_credentials.h"
+#include "launcher/doctor/doctor_credentials.h"
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/podman/podman_api.h"

@@ -1,4 +1,4 @@
-#include "launcher/doctor_credentials.h"
+#include "launcher/doctor/doctor_credentials.h"
 
 #include <algorithm>
 #include <cerrno>
