@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "egress/policy.h"
-#include "state/rules.h"
+#include "base/egress_plan.h"
+#include "base/state_plan.h"
 
 namespace asbx {
 

@@ -1,5 +1,5 @@
-// What the caller asked for, as parsed from the command line. build_plan() turns a
-// request, the seat's config and facts about the user into a LaunchPlan.
+// What the caller asked for, as parsed from the command line, and the facts of this launch.
+// plan/build_plan.h turns them, the seat's config and facts about the user into a LaunchPlan.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/config.h"
+#include "base/seat_config.h"
 #include "base/plan.h"
 
 namespace asbx {
@@ -49,6 +49,5 @@ struct SessionFacts {
 SessionFacts current_session_facts();
 std::string new_session_id(std::int64_t now_unix);
 void validate_session_id(const std::string& id);
-LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts);
 
 }  // namespace asbx

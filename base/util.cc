@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <sys/stat.h>
 
-#include "plan/config.h"
+#include "base/seat_config.h"
 
 namespace asbx {
 namespace {

@@ -11,7 +11,6 @@
 #include "credtable/inner_sandbox.h"
 #include "credtable/lifetime.h"
 #include "base/error.h"
-#include "launcher/lifecycle/home.h"
 #include "base/util.h"
 #include "mounts/workspace.h"
 
@@ -100,6 +99,23 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
   plan_lifetimes(row, req.account, seat, facts, plan);
   plan.state.paths = row.state;
+}
+
+std::string read_credential(const StagedCredential& cred) {
+  int fd = ::open(cred.source.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+  if (fd < 0 && errno == EPERM) fd = ::open(cred.source.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime + "' cannot be read (" +
+                                                      std::strerror(errno) + "): '" + cred.source + "'");
+  std::string data;
+  char buf[8192];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 && static_cast<std::int64_t>(data.size()) <= kMaxCredentialBytes;)
+    data.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  if (static_cast<std::int64_t>(data.size()) > kMaxCredentialBytes)
+    throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime +
+                                                      "' is larger than 1 MiB: '" + cred.source + "'");
+  return data;
 }
 
 }  // namespace asbx

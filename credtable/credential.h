@@ -1,5 +1,6 @@
 // Turning --runtime/--account/--credential into credential references (paths, never content).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,10 @@ void plan_lifetimes(const CredRow& row, const std::string& account, const SeatCo
 // mount: the launcher copies each one into the container's HOME itself (launcher/lifecycle/home.cc).
 void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts,
                   LaunchPlan& plan);
+
+// A credential file is at most this large (larger is credential_unresolved).
+inline constexpr std::int64_t kMaxCredentialBytes = 1 << 20;
+// The host original, read only (O_NOATIME where permitted). Throws credential_unresolved.
+std::string read_credential(const StagedCredential& cred);
 
 }  // namespace asbx

@@ -14,17 +14,6 @@ bool is_label_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-// "*.suffix" admits "a.suffix" and "a.b.suffix", never "suffix" itself.
-bool pattern_matches(const std::string& pattern, const std::string& name) {
-  if (pattern.rfind("*.", 0) != 0) return pattern == name;
-  std::string tail = pattern.substr(1);
-  return name.size() > tail.size() && ends_with(name, tail);
-}
-
 std::optional<int> parse_port(const std::string& text) {
   if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   int port = std::stoi(text);
@@ -43,19 +32,6 @@ std::string normal_host_name(const std::string& name) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return n;
-}
-
-std::string EgressRule::text() const { return (plain_http ? "http://" : "") + host + ":" + std::to_string(port); }
-
-bool EgressRule::matches(const std::string& name, int p, bool plain) const {
-  return port == p && plain_http == plain && pattern_matches(host, name);
-}
-
-bool EgressRule::covers(const EgressRule& asked) const {
-  if (port != asked.port || plain_http != asked.plain_http) return false;
-  if (asked.host.rfind("*.", 0) != 0) return pattern_matches(host, asked.host);
-  if (host.rfind("*.", 0) != 0) return false;  // an exact cap never admits a wildcard
-  return asked.host == host || ends_with(asked.host, host.substr(1));
 }
 
 EgressRule parse_egress_rule(const std::string& spec, const std::string& origin, bool config_error) {

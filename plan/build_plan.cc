@@ -1,3 +1,5 @@
+#include "plan/build_plan.h"
+
 #include <chrono>
 #include <fstream>
 #include <random>
@@ -8,8 +10,8 @@
 #include "credtable/env_policy.h"
 #include "base/error.h"
 #include "plan/netns_check.h"
+#include "egress/policy.h"
 #include "plan/network.h"
-#include "base/request.h"
 #include "base/units.h"
 #include "base/util.h"
 #include "mounts/git.h"
@@ -87,29 +89,6 @@ void plan_session_egress(const Request& req, const SeatConfig& seat, LaunchPlan&
 }
 
 }  // namespace
-
-SessionFacts current_session_facts() {
-  SessionFacts f;
-  f.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                   std::chrono::system_clock::now().time_since_epoch()).count();
-  f.pid = ::getpid();
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::getline(boot, f.boot_id);
-  f.environ = environ_map(environ);
-  return f;
-}
-
-std::string new_session_id(std::int64_t now_unix) {
-  std::random_device rd;
-  char suffix[9];
-  std::snprintf(suffix, sizeof suffix, "%08x", rd());
-  return "s" + std::to_string(now_unix) + "-" + suffix;
-}
-
-void validate_session_id(const std::string& id) {
-  if (!is_plain_name(id, 64))
-    throw Error(ErrorKind::usage, "--id: '" + id + "' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit");
-}
 
 LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts) {
   if (req.argv.empty()) throw Error(ErrorKind::usage, "no command given: use agent-sandbox [options] -- COMMAND [ARG...]");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "egress/policy.h"
 #include "plan/network.h"
 #include "base/toml_util.h"
 #include "base/units.h"
@@ -15,11 +16,6 @@
 
 namespace asbx {
 namespace {
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 SeatConfig defaults_for(const UserFacts& user) {
   SeatConfig c;
@@ -84,31 +80,6 @@ void apply_state(const toml::node& node, const std::string& path, const UserFact
 }
 
 }  // namespace
-
-UserFacts current_user_facts() {
-  UserFacts u;
-  u.uid = geteuid();
-  u.gid = getegid();
-  if (const passwd* pw = getpwuid(u.uid)) {
-    u.name = pw->pw_name;
-    u.home = pw->pw_dir;
-  }
-  if (!env_or_empty("HOME").empty()) u.home = env_or_empty("HOME");
-  u.xdg_config_home = env_or_empty("XDG_CONFIG_HOME");
-  u.xdg_runtime_dir = env_or_empty("XDG_RUNTIME_DIR");
-  u.xdg_state_home = env_or_empty("XDG_STATE_HOME");
-  return u;
-}
-
-std::string default_seat_config_path(const UserFacts& user) {
-  return config_base(user) + "/agent-sandbox/seat.toml";
-}
-
-std::string expand_home(const std::string& path, const UserFacts& user) {
-  if (path == "~") return user.home;
-  if (path.rfind("~/", 0) == 0) return user.home + path.substr(1);
-  return path;
-}
 
 SeatConfig parse_seat_config(const std::string& text, const std::string& path, const UserFacts& user) {
   SeatConfig c = defaults_for(user);

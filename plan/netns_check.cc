@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "launcher/podman/container_root.h"
+#include "base/beneath.h"
 #include "base/error.h"
 #include "plan/network.h"
 #include "base/util.h"

@@ -1,10 +1,10 @@
 #include "state/plan_state.h"
 
 #include <filesystem>
+#include <sys/stat.h>
 
 #include "base/error.h"
-#include "launcher/state/export.h"
-#include "launcher/state/tree.h"
+#include "state/rules.h"
 
 namespace asbx {
 namespace {
@@ -57,6 +57,15 @@ StatePlan caller_state_plan(const Request& req, const SeatConfig& caller) {
   state.limits = caller.state_limits;
   state.dir = checked_dir(req, caller, req.runtime, req.id);
   return state;
+}
+
+std::string state_export_area(const SeatConfig& seat) {
+  return seat.ledger.substr(0, seat.ledger.rfind('/')) + "/state-export";
+}
+
+bool state_tree_exists(const std::string& dir, const std::string& id) {
+  struct stat st{};
+  return ::lstat((dir + "/" + id).c_str(), &st) == 0 || ::lstat((dir + "/" + state_partial_name(id)).c_str(), &st) == 0;
 }
 
 }  // namespace asbx

@@ -83,4 +83,6 @@ std::string cap_refusal(std::int64_t size, std::int64_t files_so_far, std::int64
   return "";
 }
 
+std::string state_partial_name(const std::string& id) { return "." + id + ".partial"; }
+
 }  // namespace asbx

@@ -7,24 +7,9 @@
 #include <sys/stat.h>
 #include <vector>
 
+#include "base/state_plan.h"
+
 namespace asbx {
-
-// Caps from the seat config ([state] max_files, max_bytes); the defaults are documented.
-struct StateLimits {
-  std::int64_t max_files = 10'000;          // regular files brought back
-  std::int64_t max_bytes = 256LL << 20;     // their total size
-  bool operator==(const StateLimits&) const = default;
-};
-
-// What a plan says about state: where it goes ("" = nothing is collected), which paths
-// under HOME (the runtime row's `state`), and the caps.
-struct StatePlan {
-  std::string dir;                  // DIR; the session's files go to DIR/<id>/
-  std::vector<std::string> paths;   // relative to HOME
-  StateLimits limits;
-  bool export_area = false;         // dir is the seat's export area (a dispatched session)
-  bool operator==(const StatePlan&) const = default;
-};
 
 inline constexpr int kMaxStateDepth = 32;        // directory levels below a state path
 inline constexpr std::size_t kMaxStatePath = 4096;  // bytes of one relative path
@@ -55,5 +40,8 @@ std::string file_refusal(const struct stat& st, std::int64_t files_so_far, std::
 // What the copies get, whatever the agent set: nothing executable, nothing writable by others.
 inline constexpr mode_t kStateFileMode = 0644;
 inline constexpr mode_t kStateDirMode = 0755;
+
+// The name a state tree is built under beside DIR/<id> before it is renamed into place.
+std::string state_partial_name(const std::string& id);
 
 }  // namespace asbx

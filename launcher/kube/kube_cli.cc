@@ -1,3 +1,4 @@
+#include "plan/build_plan.h"
 #include "launcher/kube/kube_cli.h"
 
 #include <cstdio>

@@ -14,8 +14,6 @@
 namespace asbx {
 namespace {
 
-constexpr std::int64_t kMaxCredentialBytes = 1 << 20;
-
 [[noreturn]] void unstaged(const StagedCredential& cred, const std::string& why) {
   throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime +
                                                     "' could not be copied into the container's HOME (" + why +
@@ -37,23 +35,6 @@ std::string relative_to_home(const std::string& container_path) {
   std::string home = std::string(kContainerHome) + "/";
   if (container_path.size() <= home.size() || container_path.compare(0, home.size(), home) != 0) return "";
   return container_path.substr(home.size());
-}
-
-std::string read_credential(const StagedCredential& cred) {
-  int fd = ::open(cred.source.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
-  if (fd < 0 && errno == EPERM) fd = ::open(cred.source.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime + "' cannot be read (" +
-                                                      std::strerror(errno) + "): '" + cred.source + "'");
-  std::string data;
-  char buf[8192];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0 && static_cast<std::int64_t>(data.size()) <= kMaxCredentialBytes;)
-    data.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  if (static_cast<std::int64_t>(data.size()) > kMaxCredentialBytes)
-    throw Error(ErrorKind::credential_unresolved, "credential for runtime '" + cred.runtime +
-                                                      "' is larger than 1 MiB: '" + cred.source + "'");
-  return data;
 }
 
 void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {

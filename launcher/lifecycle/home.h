@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "credtable/credential.h"
 #include "launcher/podman/container_root.h"
 #include "base/plan.h"
 #include "base/result.h"
@@ -39,7 +40,5 @@ class SessionHome {
 
 // "/sandbox/home/.codex/auth.json" → ".codex/auth.json"; "" when not under HOME.
 std::string relative_to_home(const std::string& container_path);
-// The host original, read only (O_NOATIME where permitted). Throws credential_unresolved.
-std::string read_credential(const StagedCredential& cred);
 
 }  // namespace asbx

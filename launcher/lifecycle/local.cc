@@ -1,3 +1,4 @@
+#include "plan/build_plan.h"
 #include "launcher/lifecycle/local.h"
 
 #include <cerrno>

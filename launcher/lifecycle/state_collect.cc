@@ -6,7 +6,7 @@
 
 #include "launcher/podman/container_root.h"
 #include "launcher/lifecycle/home.h"
-#include "launcher/state/beneath.h"
+#include "base/beneath.h"
 #include "launcher/state/collect.h"
 
 namespace asbx {

@@ -14,25 +14,9 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "base/beneath.h"
+
 namespace asbx {
-
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
-
-// openat2 under `dirfd`; `in_root` = RESOLVE_IN_ROOT (symlinks stay inside), else
-// RESOLVE_BENEATH; `no_symlinks` refuses every symlink on the way. -1 + errno on failure.
-int open_under(int dirfd, const std::string& path, int flags, bool in_root, bool no_symlinks, mode_t mode = 0);
 
 enum class CommandVerdict { found, not_found, not_executable };
 
@@ -54,16 +38,5 @@ class ContainerRoot {
   UniqueFd root_;
 };
 
-// Writes `data` as a new file at `relative` under `dirfd` (parents made 0700),
-// owned by uid:gid when `chown` (root launcher), never following a symlink.
-// Returns "" or the reason it failed.
-std::string write_new_file(int dirfd, const std::string& relative, const std::string& data, mode_t mode, bool chown,
-                           unsigned uid, unsigned gid);
-// A digest to tell whether a file changed (FNV-1a, 64 bits: not a security boundary,
-// only "is this still the copy we wrote").
-std::uint64_t content_digest(const std::string& data);
-// The digest of a regular file at `relative` under `dirfd` (no symlinks, non-blocking
-// open, at most `max_bytes` read); nullopt when missing, not regular, or too large.
-std::optional<std::uint64_t> digest_file_under(int dirfd, const std::string& relative, std::int64_t max_bytes);
 
 }  // namespace asbx

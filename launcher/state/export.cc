@@ -15,7 +15,7 @@
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "base/request.h"
-#include "launcher/state/beneath.h"
+#include "base/beneath.h"
 #include "launcher/state/frames.h"
 
 namespace asbx {
@@ -33,10 +33,6 @@ UniqueFd open_tree(const std::string& area, const std::string& id, int wait_s) {
 }
 
 }  // namespace
-
-std::string state_export_area(const SeatConfig& seat) {
-  return seat.ledger.substr(0, seat.ledger.rfind('/')) + "/state-export";
-}
 
 int state_export_main(const std::string& program, const std::string& id, int wait_s) {
   try {

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "plan/config.h"
+#include "state/plan_state.h"
 
 namespace asbx {
 
 // A tree nobody fetched for this long is stale (gc removes it).
 inline constexpr std::int64_t kStaleExportSeconds = 3600;
 
-std::string state_export_area(const SeatConfig& seat);
 // Streams the tree of session `id` on stdout, then removes it; waits up to `wait_s` for it to
 // appear (the caller stopped the session and the seat is still ending it). Returns the exit code.
 int state_export_main(const std::string& program, const std::string& id, int wait_s);

@@ -8,13 +8,12 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "launcher/state/beneath.h"
+#include "base/beneath.h"
 #include "state/rules.h"
 
 namespace asbx {
 namespace {
 
-std::string partial_name(const std::string& id) { return "." + id + ".partial"; }
 std::string errno_text() { return std::strerror(errno); }
 
 // `relative` split at its last '/': the parent ("" for the tree's top) and the name.
@@ -35,10 +34,10 @@ std::string StateTree::create(const std::string& dir, const std::string& id) {
   if (!parent_) return "cannot open '" + dir + "': " + errno_text();
   struct stat st{};
   if (::fstatat(parent_.get(), id.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return "'" + final_path() + "' already exists";
-  if (::mkdirat(parent_.get(), partial_name(id).c_str(), 0700) != 0)
-    return "cannot make '" + dir + "/" + partial_name(id) + "': " + errno_text();
-  root_ = UniqueFd(open_beneath(parent_.get(), partial_name(id), O_RDONLY | O_DIRECTORY));
-  if (!root_) return "cannot open '" + dir + "/" + partial_name(id) + "': " + errno_text();
+  if (::mkdirat(parent_.get(), state_partial_name(id).c_str(), 0700) != 0)
+    return "cannot make '" + dir + "/" + state_partial_name(id) + "': " + errno_text();
+  root_ = UniqueFd(open_beneath(parent_.get(), state_partial_name(id), O_RDONLY | O_DIRECTORY));
+  if (!root_) return "cannot open '" + dir + "/" + state_partial_name(id) + "': " + errno_text();
   return "";
 }
 
@@ -68,15 +67,10 @@ UniqueFd StateTree::new_file(const std::string& relative, std::string& why) {
 
 std::string StateTree::finish() {
   if (::fchmod(root_.get(), kStateDirMode) != 0) return "cannot set the mode of the tree: " + errno_text();
-  if (::renameat2(parent_.get(), partial_name(id_).c_str(), parent_.get(), id_.c_str(), RENAME_NOREPLACE) != 0)
-    return "cannot rename '" + dir_ + "/" + partial_name(id_) + "' to '" + final_path() + "': " + errno_text();
+  if (::renameat2(parent_.get(), state_partial_name(id_).c_str(), parent_.get(), id_.c_str(), RENAME_NOREPLACE) != 0)
+    return "cannot rename '" + dir_ + "/" + state_partial_name(id_) + "' to '" + final_path() + "': " + errno_text();
   root_ = UniqueFd();
   return "";
-}
-
-bool state_tree_exists(const std::string& dir, const std::string& id) {
-  struct stat st{};
-  return ::lstat((dir + "/" + id).c_str(), &st) == 0 || ::lstat((dir + "/" + partial_name(id)).c_str(), &st) == 0;
 }
 
 }  // namespace asbx

@@ -32,7 +32,5 @@ class StateTree {
   std::string id_;
 };
 
-// Whether DIR/<id> (or its partial tree) already exists: checked before a session starts.
-bool state_tree_exists(const std::string& dir, const std::string& id);
 
 }  // namespace asbx

@@ -10,7 +10,7 @@
 
 #include "launcher/podman/container_root.h"
 #include "base/fdio.h"
-#include "launcher/state/beneath.h"
+#include "base/beneath.h"
 
 namespace asbx {
 namespace {

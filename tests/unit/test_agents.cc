@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "plan/build_plan.h"
 #include "credtable/credtable.h"
 #include "credtable/inner_sandbox.h"
 #include "base/error.h"

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "plan/build_plan.h"
 #include "credtable/credential.h"
 #include "credtable/credtable.h"
 #include "base/error.h"

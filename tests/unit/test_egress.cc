@@ -2,6 +2,8 @@
 // parser, the ClientHello name, the decisions, the record, and the plan it makes.
 #include <doctest/doctest.h>
 
+#include "plan/config.h"
+#include "plan/build_plan.h"
 #include "base/address.h"
 #include "egress/decision.h"
 #include "launcher/wall/door.h"

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "plan/config.h"
+#include "plan/build_plan.h"
 #include "base/fdio.h"
 #include "base/request.h"
 #include "launcher/podman/spec.h"

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "plan/config.h"
+#include "plan/build_plan.h"
 #include "base/error.h"
 #include "launcher/kube/kube.h"
 #include "base/request.h"

@@ -5,6 +5,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "plan/build_plan.h"
 #include "credtable/credtable.h"
 #include "credtable/lifetime.h"
 #include "base/error.h"

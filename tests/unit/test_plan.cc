@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "plan/config.h"
+#include "plan/build_plan.h"
 #include "credtable/env_policy.h"
 #include "base/error.h"
 #include "base/request.h"

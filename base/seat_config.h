@@ -1,0 +1,57 @@
+// The seat's configuration as a value (read by plan/config.h) and the facts about the user the
+// launcher runs as. The waiver for unenforced limits lives in the seat's file and nowhere else:
+// no flag or environment variable can set it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/egress_plan.h"
+#include "base/state_plan.h"
+
+namespace asbx {
+
+struct SeatConfig {
+  std::string path;  // file it came from; "" = embedded defaults
+  std::string socket;
+  std::string image = "localhost/agent-sandbox:latest";
+  std::string network = "none";
+  std::vector<std::string> netns_allowed;       // ns:PATH values allowed besides /run/netns/NAME
+  std::vector<std::string> network_containers;  // container:NAME values allowed (none by default)
+  std::string workspace_root;              // default $HOME/sandbox/workspaces
+  std::vector<std::string> git_roots;      // default $HOME/cdx-offload/git-common
+  std::string runtime_dir;                 // per-session scratch on the seat
+  std::string ledger;                      // default $XDG_STATE_HOME/agent-sandbox/ledger.jsonl
+  std::string credtable;                   // default: the table installed with the program
+  bool waive_unenforced_limits = false;
+  std::string memory = "12g";
+  std::int64_t pids = 512;
+  double cpus = 4;
+  std::int64_t cpu_shares = 256;
+  EgressSeat egress;  // [egress]: the cap, static names, private exceptions (docs/EGRESS.md)
+  // Credential lifetime (credtable/lifetime.h): a session without --timeout is assumed to
+  // last the horizon; a credential due for refresh before the end + margin is refused
+  // ("refuse") or only warned about ("warn", for API-key-only seats). Owner only.
+  std::int64_t credential_horizon_ms = 4 * 3600 * 1000;
+  std::int64_t credential_margin_ms = 10 * 60 * 1000;
+  bool credential_expiring_warn = false;
+  std::string state_dir;                   // [state] dir: default --state-dir ("" = no collection)
+  StateLimits state_limits;                // [state] max_files, max_bytes
+};
+
+// Facts about the user the launcher runs as; passed in so policy stays pure.
+struct UserFacts {
+  unsigned uid = 0;
+  unsigned gid = 0;
+  std::string name;
+  std::string home;
+  std::string xdg_config_home;  // "" when unset
+  std::string xdg_runtime_dir;  // "" when unset
+  std::string xdg_state_home;   // "" when unset
+};
+
+UserFacts current_user_facts();
+std::string default_seat_config_path(const UserFacts& user);
+std::string expand_home(const std::string& path, const UserFacts& user);
+
+}  // namespace asbx
