@@ -14,7 +14,7 @@ export XDG_CONFIG_HOME=$cfg
 hyperfine --warmup 2 --runs "$runs" --export-json "$cfg/h.json" \
   -n agent-sandbox "$ASBX_BUILD/agent-sandbox -- true" \
   -n "podman run --rm" "podman --url unix://$ASBX_SOCKET run --rm --network none $ASBX_IMAGE true" >&2
-jq -r '.results[] | "\(.command): mean \(.mean*1000|floor) ms, stddev \(.stddev*1000|floor) ms, min \(.min*1000|floor) ms"' "$cfg/h.json"
+jq -r '.results[] | "\(.command): mean \(.mean*1000|floor) ms, stddev \((.stddev // 0)*1000|floor) ms, min \(.min*1000|floor) ms"' "$cfg/h.json"
 rss=$( { /usr/bin/time -f '%M' "$ASBX_BUILD/agent-sandbox" -- bash -c 'yes 0123456789abcdef | head -c 268435456' \
          >/dev/null; } 2>&1 | tail -1)
 echo "launcher peak RSS streaming 256 MiB: ${rss} KiB"

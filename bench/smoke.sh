@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every bench script in a short form (a run or two, small sizes), so a broken one fails the suite
+# (ctest's bench_smoke). No figure is judged here: the figures come from the long forms, on a quiet
+# machine, into docs/BENCHMARKS.md and docs/RESOURCES.md. A script in bench/ without a line below
+# fails this too: a new benchmark gets its smoke form when it lands.
+set -euo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+bench=$ASBX_ROOT/bench
+
+declare -A SMOKE=(
+  [session.sh]="$bench/session.sh 1"
+  [egress.py]="$bench/egress.py --runs 1 --build $ASBX_BUILD --request-kib 4 --response-kib 4 --events 50 --keepalive 2"
+  [agents.py]="$bench/agents.py --runs 1 --build $ASBX_BUILD"
+  [compare.sh]="$bench/compare.sh --runs 1 --stream-mib 4"
+)
+
+failed=0
+for script in "$bench"/*; do
+  name=$(basename "$script")
+  [[ $name == smoke.sh || ! -x $script ]] && continue
+  if [[ -z ${SMOKE[$name]:-} ]]; then
+    echo "bench/$name has no smoke form in bench/smoke.sh" >&2
+    failed=1
+    continue
+  fi
+  start=$SECONDS
+  if out=$(${SMOKE[$name]} 2>&1); then
+    printf 'ok    bench/%s (%ds)\n' "$name" $((SECONDS - start))
+  else
+    printf 'FAIL  bench/%s (%ds): %s\n%s\n' "$name" $((SECONDS - start)) "${SMOKE[$name]}" "$(tail -20 <<<"$out")"
+    failed=1
+  fi
+done
+exit $failed
