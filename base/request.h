@@ -32,6 +32,7 @@ struct Request {
   std::string status_file;
   std::string ledger;
   std::string capture_log;
+  bool capture_stdout = false;  // sandbox-run --capture-stdout: the agent's two streams on stdout (dispatch)
   std::string state_dir;    // --state-dir DIR: the runtime's state goes to DIR/<id>/
   bool state_export = false;  // sandbox-run --state-export: into the seat's export area (dispatch)
   std::int64_t slots = 0;  // sandbox-run --slots N: claim one of N seat slots first (0 = none)

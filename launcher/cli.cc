@@ -95,6 +95,9 @@ void add_dispatch_options(CLI::App& app, const std::string& program, Request& re
     app.add_option("--slots", req.slots, "claim one of N session slots on this seat first (seat_full if none)")
         ->check(CLI::Range(1, 256));
     app.add_flag("--state-export", req.state_export, "keep the runtime's state in the seat's export area for the caller");
+    app.add_flag("--capture-stdout", req.capture_stdout,
+                 "send the agent's stdout and stderr both to stdout, this program's own lines to stderr "
+                 "(a dispatched --capture-log)");
     return;
   }
   app.add_option("--registry", remote.registry, "seat registry (default ~/.config/agent-sandbox/registry.toml)");
@@ -171,14 +174,10 @@ int main_for(const std::string& program, int argc, char** argv) {
   if (!rest.empty() && !req.argv.empty())
     return usage_error(program, "unexpected '" + rest[0] + "' before '--': the command goes after '--'", req);
   req.argv.insert(req.argv.begin(), rest.begin(), rest.end());
-  if (!req.capture_log.empty() && (req.tty || req.dry_run))
-    return usage_error(program, std::string("--capture-log cannot be combined with ") + (req.tty ? "--tty" : "--dry-run"),
-                       req);
-  if (program == "agent-sandbox" && wants_remote(remote, current_user_facts())) {
-    if (!req.capture_log.empty())  // not relayed over ssh yet: refuse rather than ignore it
-      return usage_error(program, "--capture-log is not supported with remote dispatch (--registry/--host)", req);
-    return run_remote(req, remote);
-  }
+  if ((!req.capture_log.empty() || req.capture_stdout) && (req.tty || req.dry_run))
+    return usage_error(program, std::string(req.capture_stdout ? "--capture-stdout" : "--capture-log") +
+                                    " cannot be combined with " + (req.tty ? "--tty" : "--dry-run"), req);
+  if (program == "agent-sandbox" && wants_remote(remote, current_user_facts())) return run_remote(req, remote);
   try {  // before anything is created; a dry run creates nothing and is not re-exec'd
     if (!req.dry_run)
       if (auto code = preflight_or_reexec(std::vector<std::string>(argv + 1, argv + argc), req.id)) return *code;

@@ -9,6 +9,11 @@ install(TARGETS agent-sandbox sandbox-run agent-sandbox-unsafe RUNTIME DESTINATI
 # sandbox-run finds it here by default (ASBX_CREDTABLE_INSTALLED; credtable/credtable.h).
 install(FILES credtable/credtable.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/agent-sandbox)
 
+# The caller library, importable as `agent_sandbox` by Debian's python3 (docs/PYTHON.md); built by
+# the asbx-python target (CMakeLists.txt) with the launcher's own exit-code table.
+install(DIRECTORY ${CMAKE_BINARY_DIR}/python/agent_sandbox DESTINATION lib/python3/dist-packages
+        FILES_MATCHING PATTERN "*.py" PATTERN "py.typed" PATTERN "__pycache__" EXCLUDE)
+
 # systemd user units (the gc timer); systemd reads <prefix>/lib/systemd/user for /usr and /usr/local.
 configure_file(scripts/systemd/agent-sandbox-gc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service scripts/systemd/agent-sandbox-gc.timer
@@ -51,8 +56,8 @@ through. It runs on the local seat or dispatches over ssh to seat hosts.
 .
 This package holds the caller side (agent-sandbox), the seat side
 (sandbox-run), the human-only escape hatch (agent-sandbox-unsafe), the
-credential table, the gc timer as a systemd user unit, man pages and bash
-completion.]=])
+credential table, the gc timer as a systemd user unit, man pages, bash
+completion, and the Python caller library (import agent_sandbox).]=])
 # The first changelog entry's version; test_package.py checks the .deb carries the same.
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -62,7 +67,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # nlohmann-json and CLI11 are header-only, doctest is the unit tests' only.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "podman, uidmap, slirp4netns, systemd")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dbus-user-session, fuse-overlayfs, openssh-server")
+# python3: for the caller library only (agent_sandbox); a seat host needs none, so not Depends.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dbus-user-session, fuse-overlayfs, openssh-server, python3")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
     WORLD_READ WORLD_EXECUTE)

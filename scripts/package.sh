@@ -25,7 +25,7 @@ cmake -S "$ASBX_ROOT" -B "$out" -G Ninja "${launcher[@]}" \
   -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
   -DCMAKE_CXX_FLAGS="$(dpkg-buildflags --get CXXFLAGS) $(dpkg-buildflags --get CPPFLAGS)" \
   -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)" >&2
-ninja -C "$out" ${ASBX_JOBS:+-j "$ASBX_JOBS"} agent-sandbox sandbox-run agent-sandbox-unsafe asbx-docs >&2
+ninja -C "$out" ${ASBX_JOBS:+-j "$ASBX_JOBS"} agent-sandbox sandbox-run agent-sandbox-unsafe asbx-docs asbx-python >&2
 
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$out/CMakeCache.txt")
 release=$(sed -n '1s/^agent-sandbox ([^-]*-\([^)]*\)).*/\1/p' "$ASBX_ROOT/packaging/changelog")
@@ -35,6 +35,7 @@ deb=$out/agent-sandbox_${version}-${release}_$(dpkg --print-architecture).deb
 
 # Re-pack only when something that goes into the package is newer than the .deb.
 inputs=("$out"/{agent-sandbox,sandbox-run,agent-sandbox-unsafe,changelog.Debian.gz} "$out"/man/*.gz "$out"/systemd
+        "$out"/python/agent_sandbox
         "$ASBX_ROOT"/packaging "$ASBX_ROOT"/scripts/systemd "$ASBX_ROOT"/credtable/credtable.toml "$out"/CPackConfig.cmake)
 if [[ -f $deb && -z $(find "${inputs[@]}" -newer "$deb" -print -quit) ]]; then
   asbx_log "$deb is up to date"

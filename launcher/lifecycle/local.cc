@@ -10,6 +10,7 @@
 #include <optional>
 #include <unistd.h>
 
+#include "launcher/lifecycle/capture_log.h"
 #include "launcher/podman/gc.h"
 #include "launcher/podman/podman_socket.h"
 #include "launcher/lifecycle/pump.h"
@@ -34,28 +35,17 @@ std::string ledger_path(const Request& req, const SeatConfig& seat) {
   return req.ledger.empty() ? seat.ledger : req.ledger;
 }
 
-// --capture-log: the agent's stdout and stderr both go to this file, streamed through the
-// pump's fixed buffer (never held in memory). Created only after the plan is built, so a
-// usage or config failure leaves no file and prints nothing on stdout. A new file renamed
-// over the path: a planted symlink or hardlink there is replaced, never written through.
-int open_capture_log(const std::string& path) {
-  std::string tmp, why;
-  int fd = create_beside(path, 0600, tmp, why);
-  if (fd >= 0 && !replace_with(tmp, path, why)) {
-    ::close(fd);
-    fd = -1;
-  }
-  if (fd < 0) throw Error(ErrorKind::usage, "--capture-log: " + why);
-  return fd;
-}
-
-// The caller's contract: once the log exists, stdout is exactly its path and a newline.
-StdioFds capture_stdio(const Request& req) {
+// --capture-log: the agent's stdout and stderr both go to LOG, streamed through the pump's
+// fixed buffer (never held in memory). Created only after the plan is built, so a usage or
+// config failure leaves no file and prints nothing on stdout (launcher/lifecycle/capture_log.h).
+// sandbox-run --capture-stdout (a dispatched --capture-log): both streams go to this process's
+// stdout, the ssh channel's stdout that the caller writes into its LOG; sandbox-run's own lines
+// stay on stderr, so they never reach LOG.
+StdioFds capture_stdio(const Request& req, UniqueFd& log) {
+  if (req.capture_stdout) return StdioFds{0, 1, 1};
   if (req.capture_log.empty()) return StdioFds{};
-  int fd = open_capture_log(req.capture_log);
-  std::fputs((req.capture_log + "\n").c_str(), stdout);
-  std::fflush(stdout);
-  return StdioFds{0, fd, fd};
+  log = open_capture_log(req.capture_log);
+  return StdioFds{0, log.get(), log.get()};
 }
 
 // Slots live beside the seat's ledger (its state dir); see slots.h.
@@ -79,13 +69,14 @@ int run_local(const Request& req, const LocalOptions& opts) {
   SeatConfig seat;
   LaunchPlan plan;
   StdioFds io;
+  UniqueFd log;                    // --capture-log
   std::optional<SlotClaim> claim;  // held until this process exits
   try {
     seat = current_seat_config();
     claim_slot(req, seat, claim);
     plan = build_plan(req, seat, current_user_facts(), current_session_facts());
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
-    if (!req.dry_run) io = capture_stdio(req);
+    if (!req.dry_run) io = capture_stdio(req, log);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
@@ -102,7 +93,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   SessionResult result = run_session(plan, io);
   result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
-  if (io.out != 1) ::close(io.out);
+  log = UniqueFd();  // closed before the record says the session ended
   report(opts, result);
   nlohmann::json record = status_record(plan, result);
   if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/fdio.h"
+#include "launcher/lifecycle/capture_log.h"
 #include "launcher/remote/quote.h"
 #include "launcher/remote/remote_state.h"
 #include "launcher/remote/ssh_exec.h"
@@ -78,6 +79,12 @@ struct Dispatch {
   std::vector<std::string> tried;
   StatePlan state;     // --state-dir: where the seat's export goes on this machine
   SignalPipe signals;  // before the first connect: a Ctrl-C while connecting is queued
+  UniqueFd log;        // --capture-log: the channel's stdout (the agent's two streams) goes here
+
+  // With --capture-log the seat's sandbox-run (--capture-stdout) sends the agent's stdout and
+  // stderr on the channel's stdout, into LOG as they arrive; its own lines come on the channel's
+  // stderr, to ours. Without it, the agent's streams are ours, as locally.
+  StdioFds stdio() const { return log ? StdioFds{0, log.get(), 2} : StdioFds{}; }
 
   int run(const std::vector<SeatHost>& candidates) {
     for (const auto& host : candidates) {
@@ -101,7 +108,7 @@ struct Dispatch {
     RemoteExit ex;
     {
       TerminalGuard term(req.tty, 0);
-      ex = ssh_exec(conn, seat_command(req, conn.host().capacity), req.tty, StdioFds{}, signals);
+      ex = ssh_exec(conn, seat_command(req, conn.host().capacity), req.tty, stdio(), signals);
     }
     if (ex.dropped) return dropped(conn.host(), ex.drop_reason);
     if (ex.caller_signal) return stopped(conn, ex.caller_signal);
@@ -139,6 +146,8 @@ struct Dispatch {
   }
 
   void finish(json record, const std::string& seat) {
+    log = UniqueFd();  // every byte that arrived is in LOG before the record says the session ended
+    if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;
     record["seat"] = seat;
     record["seats_tried"] = tried;
     if (!req.status_file.empty()) write_status_file(req.status_file, record);
@@ -171,6 +180,7 @@ std::vector<std::string> seat_argv(const Request& req, std::int64_t slots) {
   if (req.tty) a.push_back("--tty");
   if (req.dry_run) a.push_back("--dry-run");
   if (req.state_export) a.push_back("--state-export");
+  if (!req.capture_log.empty()) a.push_back("--capture-stdout");  // LOG itself is the caller's, never sent
   a.push_back("--");
   a.insert(a.end(), req.argv.begin(), req.argv.end());
   return a;
@@ -188,6 +198,7 @@ std::string seat_command(const Request& req, std::int64_t slots) {
 
 int run_remote(Request req, const RemoteOptions& given) {
   RemoteOptions opts = given;
+  bool log_created = false;  // usage and config errors come first: then there is no LOG and stdout is empty
   try {
     UserFacts user = current_user_facts();
     if (opts.registry.empty()) opts.registry = default_registry_path(user);
@@ -197,11 +208,17 @@ int run_remote(Request req, const RemoteOptions& given) {
     auto candidates = seat_candidates(registry, opts.host);
     StatePlan state = caller_state_plan(req, load_seat_config(default_seat_config_path(user), user));
     req.state_export = !state.dir.empty();
-    Dispatch d{req, opts, caller_ledger(req, user), {}, state, {}};
+    Dispatch d{req, opts, caller_ledger(req, user), {}, state, {}, {}};
+    if (!req.capture_log.empty()) {
+      d.log = open_capture_log(req.capture_log);  // before the first connect, as locally before the container
+      log_created = true;
+    }
     return d.run(candidates);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
-    if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+    json record = early_failure_record(req.id, e);
+    if (log_created) record["capture_log"] = req.capture_log;
+    if (!req.status_file.empty()) write_status_file(req.status_file, record);
     return e.exit_code();
   }
 }

@@ -26,7 +26,7 @@ _agent_sandbox() {
   esac
   local opts='--id --image --workspace --git-mirror --memory --pids --cpus --cpu-shares --timeout --network --runtime
     --account --credential --tty --dry-run --status-file --ledger --capture-log --help --version --'
-  if [[ $cmd == sandbox-run ]]; then opts+=' --slots'; else opts+=' --registry --host'; fi
+  if [[ $cmd == sandbox-run ]]; then opts+=' --slots --capture-stdout'; else opts+=' --registry --host'; fi
   case ${words[1]:-} in
     doctor) [[ $cmd == sandbox-run ]] && opts='--json' || opts='--json --registry'
       COMPREPLY=($(compgen -W "$opts" -- "$cur")); return ;;

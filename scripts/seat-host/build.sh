@@ -24,6 +24,9 @@ INCLUDE=(
   bash coreutils git
   # `man agent-sandbox` on a seat (the package ships man pages)
   man-db
+  # the package's caller library (import agent_sandbox; Recommends: python3), which
+  # test_dispatched_capture.InstalledPackage imports on a seat
+  python3
 )
 
 force=0

@@ -1,4 +1,4 @@
-"""The buildbox harness caller (examples/buildbox_harness.py) against the real launcher and podman:
+"""The buildbox harness caller (agent_sandbox.run_tests, docs/PYTHON.md) against the real launcher and podman:
 a repository's test command runs in a session and the harness hands back its exit code, its output
 log and the status record; a launcher failure raises and nothing runs on the host."""
 import json
@@ -7,11 +7,11 @@ import pathlib
 import subprocess
 import sys
 
-from harness import CODES, LAUNCHER, ROOT, SeatTest
+from harness import BUILD, CODES, LAUNCHER, SeatTest
 
-sys.path.insert(0, str(ROOT / "examples"))
-import agent_sandbox_caller as caller  # noqa: E402
-import buildbox_harness as buildbox  # noqa: E402
+sys.path.insert(0, str(BUILD / "python"))  # the caller library as built
+import agent_sandbox as caller  # noqa: E402
+from agent_sandbox import buildbox  # noqa: E402
 
 AGENT_UID = 1000  # a root caller's agent runs as 1000:1000 (docs/MOUNTS.md)
 
@@ -74,9 +74,10 @@ class BuildboxHarnessTest(SeatTest):
 
     def test_command_line_prints_the_result(self):
         repo = self.repo("repo-cli")
-        proc = subprocess.run([sys.executable, str(ROOT / "examples" / "buildbox_harness.py"), str(repo),
+        proc = subprocess.run([sys.executable, "-m", "agent_sandbox", "buildbox", str(repo),
                                str(self.seat.dir / "cli"), "--", "./run-tests"], capture_output=True, text=True,
-                              timeout=180, env=self.seat.env(AGENT_SANDBOX=str(LAUNCHER)))
+                              timeout=180, env=self.seat.env(AGENT_SANDBOX=str(LAUNCHER),
+                                                             PYTHONPATH=str(BUILD / "python")))
         self.assertEqual(proc.returncode, 3, proc.stderr)
         out = json.loads(proc.stdout)
         self.assertEqual((out["exit_code"], out["passed"], out["record"]["outcome"]), (3, False, "exited"))

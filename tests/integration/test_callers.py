@@ -15,10 +15,10 @@ import sys
 import tempfile
 import time
 
-from harness import CODES, IMAGE, LAUNCHER, ROOT, SeatTest, session_containers
+from harness import BUILD, CODES, IMAGE, LAUNCHER, ROOT, SeatTest, session_containers
 
-sys.path.insert(0, str(ROOT / "examples"))
-import agent_sandbox_caller as caller  # noqa: E402
+sys.path.insert(0, str(BUILD / "python"))  # the caller library as built (docs/PYTHON.md)
+import agent_sandbox as caller  # noqa: E402
 
 # Variables a dispatcher or a careless user might hope would route an agent to the host.
 KILL_SWITCHES = {
@@ -250,6 +250,17 @@ class ReferenceCaller(SeatTest):
         self.assertEqual((run.exit_code, run.outcome, run.log_path), (5, "exited", str(self.ctx.log)))
         self.assertEqual(pathlib.Path(run.log_path).read_bytes(), b"hello\n")
         self.assertEqual(run.record["agent_exit_code"], 5)
+
+    def test_the_example_runs_the_library(self):
+        out = self.ctx.dir / "example-out"
+        proc = subprocess.run([sys.executable, str(ROOT / "examples" / "agent_sandbox_caller.py"), "callers-example",
+                               str(out), "--", "bash", "-c", "echo from-the-example; exit 3"], capture_output=True,
+                              text=True, timeout=180, env=self.ctx.seat.env(PYTHONPATH=str(BUILD / "python"),
+                                                                           PATH=f"{BUILD}:{self.ctx.bin}:{os.environ['PATH']}"))
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout), {"outcome": "exited", "exit_code": 3, "seat": None,
+                                                   "log": str(out / "callers-example.log")})
+        self.assertEqual((out / "callers-example.log").read_text(), "from-the-example\n")
 
     def test_each_forced_failure_maps_to_its_exception(self):
         for kind, force in FORCERS.items():

@@ -24,6 +24,7 @@ SSH = ROOT / "scripts" / "seat-host" / "ssh.sh"
 VERSION = re.search(r"project\(agent-sandbox VERSION (\S+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
 DEB_VERSION = re.match(r"agent-sandbox \((\S+)\)", (ROOT / "packaging" / "changelog").read_text()).group(1)
 EXECUTABLES = ("agent-sandbox", "sandbox-run", "agent-sandbox-unsafe")
+PY_LIB = "/usr/lib/python3/dist-packages/agent_sandbox"  # the caller library (docs/PYTHON.md)
 _DEB = []
 
 
@@ -58,6 +59,7 @@ class PackageTest(unittest.TestCase):
                      "podman", "uidmap", "slirp4netns", "systemd"):
             self.assertIn(want, depends)
         self.assertEqual(field("Section"), "admin")
+        self.assertIn("python3", [r.strip() for r in field("Recommends").split(",")])  # the caller library only
 
     def test_contents(self):
         listing = subprocess.run(["dpkg-deb", "-c", str(deb())], capture_output=True, text=True, check=True).stdout
@@ -71,7 +73,12 @@ class PackageTest(unittest.TestCase):
             "/usr/share/bash-completion/completions/agent-sandbox", "/usr/share/bash-completion/completions/sandbox-run",
             "/usr/share/bash-completion/completions/agent-sandbox-unsafe",
             "/usr/share/doc/agent-sandbox/copyright", "/usr/share/doc/agent-sandbox/changelog.Debian.gz"}
+        library = {f"{PY_LIB}/{name}" for name in ("__init__.py", "__main__.py", "_table.py", "buildbox.py",
+                                                    "capture.py", "errors.py", "git.py", "py.typed")}
         self.assertEqual(want - files, set())
+        self.assertEqual({f for f in files if f.startswith(PY_LIB + "/") and not f.endswith("/")}, library)
+        for f in library:
+            self.assertEqual(modes[f], "-rw-r--r--", f)
         self.assertEqual([f for f in files if f.startswith("/usr/local") or "testroot" in f], [])
         for e in EXECUTABLES:
             self.assertEqual(modes[f"/usr/bin/{e}"], "-rwxr-xr-x")

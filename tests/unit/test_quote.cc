@@ -69,3 +69,14 @@ TEST_CASE("seat_argv carries every --egress, in order") {
   CHECK(seat_argv(r, 1) == std::vector<std::string>{"sandbox-run", "--slots", "1", "--id", "s2", "--egress", "default",
                                                     "--egress", "http://api.mock.test:8080", "--", "true"});
 }
+
+TEST_CASE("seat_argv: --capture-log becomes --capture-stdout; LOG's path never travels") {
+  Request r;
+  r.id = "s3";
+  r.capture_log = "/home/me/logs/job 7.log";
+  r.status_file = "/home/me/logs/job.json";
+  r.argv = {"codex", "exec", "hi"};
+  CHECK(seat_argv(r, 2) == std::vector<std::string>{"sandbox-run", "--slots", "2", "--id", "s3", "--capture-stdout",
+                                                    "--", "codex", "exec", "hi"});
+  CHECK(seat_command(r, 2).find("/home/me") == std::string::npos);
+}
