@@ -37,16 +37,13 @@ std::string ledger_path(const Request& req, const SeatConfig& seat) {
 // --capture-log: the agent's stdout and stderr both go to this file, streamed through the
 // pump's fixed buffer (never held in memory). Created only after the plan is built, so a
 // usage or config failure leaves no file and prints nothing on stdout. A new file renamed
-// over the path: a planted symlink or hardlink there is replaced, never written through.
+// over the path in its directory, which is reached without following a symlink the agent
+// could have made (base/dir_walk.h): a planted symlink or hardlink at the path is replaced,
+// never written through, and one above it is refused.
 int open_capture_log(const std::string& path) {
-  std::string tmp, why;
-  int fd = create_beside(path, 0600, tmp, why);
-  if (fd >= 0 && !replace_with(tmp, path, why)) {
-    ::close(fd);
-    fd = -1;
-  }
-  if (fd < 0) throw Error(ErrorKind::usage, "--capture-log: " + why);
-  return fd;
+  ReplacingFile file(path, 0600);
+  if (file.fd() < 0 || !file.put_in_place()) throw Error(ErrorKind::usage, "--capture-log: " + file.why());
+  return file.release();
 }
 
 // The caller's contract: once the log exists, stdout is exactly its path and a newline.
