@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "launcher/lifecycle/credential_record.h"
+#include "launcher/lifecycle/diagnostics.h"
 #include "base/fdio.h"
 #include "launcher/lifecycle/safe_files.h"
 #include "base/units.h"
@@ -94,7 +95,7 @@ bool write_status_file(const std::string& path, const json& record) {
   bool ok = file.fd() >= 0 && write_all(file.fd(), as_text(record, 2) + "\n") && ::fsync(file.fd()) == 0;
   std::string why = file.fd() < 0 ? file.why() : ok ? "" : std::string("cannot write it: ") + std::strerror(errno);
   if (ok && !file.put_in_place()) ok = false, why = file.why();
-  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot write status file %s: %s\n", path.c_str(), why.c_str());
+  if (!ok) say("agent-sandbox: warning: cannot write status file " + path + ": " + why);
   return ok;
 }
 
@@ -103,7 +104,7 @@ bool append_ledger(const std::string& path, const json& line) {
   int fd = open_append_owned(path, true, why);
   bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, as_text(line, -1) + "\n");
   if (!ok && why.empty()) why = std::strerror(errno);
-  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot append to ledger %s: %s\n", path.c_str(), why.c_str());
+  if (!ok) say("agent-sandbox: warning: cannot append to ledger " + path + ": " + why);
   if (fd >= 0) ::close(fd);
   return ok;
 }

@@ -11,6 +11,7 @@
 #include "launcher/remote/quote.h"
 #include "launcher/remote/remote_state.h"
 #include "launcher/remote/ssh_exec.h"
+#include "launcher/lifecycle/diagnostics.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/lifecycle/terminal.h"
 #include "base/util.h"
@@ -120,7 +121,7 @@ struct Dispatch {
   // what the seat did about it. Both reach the status file and the ledger.
   int dropped(const SeatHost& host, const std::string& why) {
     Error e(ErrorKind::ssh_failed, host.name + ": connection dropped: " + why);
-    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
+    say(std::string(kProgram) + ": " + e.what());
     json record = early_failure_record(req.id, e);
     if (auto seat = record_after_drop(host, req.id)) record["seat_record"] = *seat;
     finish(record, host.name);
@@ -129,7 +130,7 @@ struct Dispatch {
 
   int stopped(SshConnection& conn, int sig) {
     std::string message = "stopped: the launcher received signal " + std::to_string(sig);
-    std::fprintf(stderr, "%s: %s\n", kProgram, message.c_str());
+    say(std::string(kProgram) + ": " + message);
     json record = {{"id", req.id}, {"outcome", "killed"}, {"exit_code", 128 + sig}, {"cause", "signal"},
                    {"signal", sig}, {"message", message}};
     if (!state.dir.empty())  // the seat ends the session and keeps its state: wait for it, bounded
@@ -198,10 +199,13 @@ int run_remote(Request req, const RemoteOptions& given) {
     StatePlan state = caller_state_plan(req, load_seat_config(default_seat_config_path(user), user));
     req.state_export = !state.dir.empty();
     Dispatch d{req, opts, caller_ledger(req, user), {}, state, {}};
-    return d.run(candidates);
+    int code = d.run(candidates);
+    Diagnostics::caller_stderr().flush(Diagnostics::kExitGraceMs);
+    return code;
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
+    say(std::string(kProgram) + ": " + e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+    Diagnostics::caller_stderr().flush(Diagnostics::kExitGraceMs);
     return e.exit_code();
   }
 }
