@@ -108,7 +108,10 @@ int connect_any(const std::vector<IpAddress>& addresses, int port, int stop_fd) 
 
 std::string forbidden(int status, const std::string& host, int port, const std::string& reason) {
   std::string body = "agent-sandbox egress: " + printable_host(host) + ":" + std::to_string(port) + " refused: " + reason + "\n";
-  const char* text = status == 400 ? "Bad Request" : status == 502 ? "Bad Gateway" : "Forbidden";
+  const char* text = status == 400   ? "Bad Request"
+                     : status == 501 ? "Not Implemented"
+                     : status == 502 ? "Bad Gateway"
+                                     : "Forbidden";
   return "HTTP/1.1 " + std::to_string(status) + " " + text + "\r\nContent-Type: text/plain\r\nX-Proxy-Error: " + reason +
          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
@@ -202,9 +205,15 @@ void EgressProxy::accept_loop() {
   }
 }
 
-void EgressProxy::refuse(int fd, const std::string& host, int port, const std::string& reason, int status) {
+void EgressProxy::note_refusal(const std::string& host, int port, const std::string& reason, const std::string& detail) {
   tally_.refused(host, port, reason);
-  log_("egress: refused " + printable_host(host) + ":" + std::to_string(port) + ": " + reason);
+  log_("egress: refused " + printable_host(host) + ":" + std::to_string(port) + ": " + reason +
+       (detail.empty() ? "" : " (" + detail + ")"));
+}
+
+void EgressProxy::refuse(int fd, const std::string& host, int port, const std::string& reason, int status,
+                         const std::string& detail) {
+  note_refusal(host, port, reason, detail);
   if (status > 0) send_all(fd, forbidden(status, host, port, reason), stop_pipe_[0], now_ms() + 2'000);
   ::close(fd);
 }
@@ -221,9 +230,12 @@ void EgressProxy::serve(int fd) {
   Destination dest = destination_of(head);
   std::string host = dest.ok ? normal_host_name(dest.host) : "";
   if (host.empty()) host = dest.ok ? dest.host : "(malformed)";
-  if (auto why = decide_name(plan_, dest)) return refuse(fd, host, dest.port, *why, *why == refusal::bad_request ? 400 : 403);
-  if (dest.plain_http)
-    if (auto why = check_host_field(head, dest)) return refuse(fd, host, dest.port, *why);
+  std::string malformed = head.status == RequestHead::Status::bad ? head.why : dest.why;
+  if (auto why = decide_name(plan_, dest))
+    return refuse(fd, host, dest.port, *why, *why == refusal::bad_request ? 400 : 403, dest.ok ? "" : malformed);
+  ForwardPlan forwarding;
+  if (dest.plain_http) forwarding = plan_forward(head, dest);
+  if (forwarding.refusal) return refuse(fd, host, dest.port, *forwarding.refusal, forwarding.status, forwarding.why);
   std::vector<IpAddress> addresses;
   if (auto fixed = static_address(plan_, host)) addresses = {*fixed};
   else addresses = resolver_(host);
@@ -232,7 +244,8 @@ void EgressProxy::serve(int fd) {
   if (up < 0) return refuse(fd, host, dest.port, refusal::unreachable, 502);
   std::string first = buf.substr(head.length);
   if (dest.plain_http) {
-    first = forwarded_head(head, dest) + first;
+    tally_.connection(host, dest.port);
+    return forward(fd, up, forwarding, first, host, dest.port, end);
   } else {
     if (!send_all(fd, "HTTP/1.1 200 Connection Established\r\n\r\n", stop, end)) return (void)(::close(fd), ::close(up));
     SniResult sni = client_hello_sni(first);
