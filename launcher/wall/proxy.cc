@@ -19,6 +19,8 @@ namespace {
 constexpr std::int64_t kConnectMs = 10'000;
 constexpr std::int64_t kHelloMs = 10'000;
 constexpr std::size_t kRelayBuffer = 64 * 1024;
+constexpr std::int64_t kLingerMs = 1'000;
+constexpr std::size_t kLingerBytes = 64 * 1024;
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -114,6 +116,21 @@ std::string forbidden(int status, const std::string& host, int port, const std::
                                      : "Forbidden";
   return "HTTP/1.1 " + std::to_string(status) + " " + text + "\r\nContent-Type: text/plain\r\nX-Proxy-Error: " + reason +
          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+// RFC 9112 §9.6: a connection refused while the agent may still be sending (a body after a
+// refused head) is closed in stages, so that the answer is not lost to a reset: half-close,
+// then read and drop what comes, for a moment and a few KiB at most.
+void close_lingering(int fd, int stop_fd) {
+  ::shutdown(fd, SHUT_WR);
+  char dropped[4096];
+  std::size_t total = 0;
+  for (std::int64_t until = now_ms() + kLingerMs; total < kLingerBytes && wait_for(fd, POLLIN, stop_fd, until);) {
+    ssize_t n = ::recv(fd, dropped, sizeof dropped, 0);
+    if (n <= 0) break;
+    total += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
 }
 
 // One direction's bytes in flight.
@@ -214,8 +231,9 @@ void EgressProxy::note_refusal(const std::string& host, int port, const std::str
 void EgressProxy::refuse(int fd, const std::string& host, int port, const std::string& reason, int status,
                          const std::string& detail) {
   note_refusal(host, port, reason, detail);
-  if (status > 0) send_all(fd, forbidden(status, host, port, reason), stop_pipe_[0], now_ms() + 2'000);
-  ::close(fd);
+  if (status <= 0) return (void)::close(fd);
+  send_all(fd, forbidden(status, host, port, reason), stop_pipe_[0], now_ms() + 2'000);
+  close_lingering(fd, stop_pipe_[0]);
 }
 
 void EgressProxy::serve(int fd) {
