@@ -1,6 +1,7 @@
 #include "launcher/lifecycle/diagnostics.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <poll.h>
@@ -22,9 +23,19 @@ std::string cut(const std::string& line) {
 
 }  // namespace
 
+namespace {
+std::atomic<Diagnostics*> process_diagnostics{nullptr};
+}  // namespace
+
 Diagnostics& Diagnostics::caller_stderr() {
   static Diagnostics* process = new Diagnostics(2);  // never destroyed: a proxy thread may still say at exit
+  process_diagnostics.store(process);
   return *process;
+}
+
+bool flush_diagnostics(std::int64_t grace_ms) {
+  Diagnostics* d = process_diagnostics.load();
+  return !d || d->flush(grace_ms);
 }
 
 Diagnostics::Diagnostics(int fd, std::int64_t (*clock)())

@@ -63,5 +63,7 @@ class Diagnostics {
 
 // The usual call: one line on the caller's stderr through the process's Diagnostics.
 void say(const std::string& line);
+// At the end: the process's Diagnostics flushed (when anything was said); see flush().
+bool flush_diagnostics(std::int64_t grace_ms = Diagnostics::kExitGraceMs);
 
 }  // namespace asbx

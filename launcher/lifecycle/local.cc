@@ -88,7 +88,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   } catch (const Error& e) {
     say(opts.program + ": " + e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
-    Diagnostics::caller_stderr().flush(Diagnostics::kExitGraceMs);
+    flush_diagnostics();
     return e.exit_code();
   }
   if (req.dry_run) {
@@ -109,7 +109,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   record["preflight"] = preflight_record();
   if (!req.status_file.empty()) write_status_file(req.status_file, record);
   append_ledger(ledger_path(req, seat), record);
-  Diagnostics::caller_stderr().flush(Diagnostics::kExitGraceMs);  // the record is written: now the caller may have a moment
+  flush_diagnostics();  // the record is written: now the caller may have a moment
   return result.exit_code;
 }
 

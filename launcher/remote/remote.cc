@@ -200,12 +200,12 @@ int run_remote(Request req, const RemoteOptions& given) {
     req.state_export = !state.dir.empty();
     Dispatch d{req, opts, caller_ledger(req, user), {}, state, {}};
     int code = d.run(candidates);
-    Diagnostics::caller_stderr().flush(Diagnostics::kExitGraceMs);
+    flush_diagnostics();
     return code;
   } catch (const Error& e) {
     say(std::string(kProgram) + ": " + e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
-    Diagnostics::caller_stderr().flush(Diagnostics::kExitGraceMs);
+    flush_diagnostics();
     return e.exit_code();
   }
 }

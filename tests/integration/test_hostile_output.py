@@ -90,8 +90,8 @@ def flood_script(connections, name):
 
 class SlowReader(SeatTest):
     """`head -c 128M /dev/zero` to a caller that reads 64 KiB every 5 ms: the launcher's memory
-    stays bounded (it held every byte before: 522 MiB for 600 MiB read that way) and the agent's writer is paced
-    by the reader (it ends only when nearly all of its output has been read)."""
+    stays bounded (it held every byte before: 522 MiB for 600 MiB read that way) and the agent's
+    writer is paced by the reader (it ends only when nearly all of its output has been read)."""
 
     SIZE = 128 * MiB
 
