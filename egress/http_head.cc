@@ -122,7 +122,7 @@ RequestHead parse_request_head(std::string_view bytes) {
     }
     if (line.empty()) break;
     if (line.front() == ' ' || line.front() == '\t') return bad("folded header line");
-    if (h.headers.size() >= 100) return bad("more than 100 header fields");
+    if (h.headers.size() >= kMaxRequestFields) return bad("more than 100 header fields");
     if (!parse_field(line, h)) return bad("malformed header field");
   }
   h.status = RequestHead::Status::ok;

@@ -32,6 +32,7 @@ struct Destination {
 };
 
 constexpr std::size_t kMaxRequestHead = 16 * 1024;
+constexpr std::size_t kMaxRequestFields = 100;
 
 // Parses the head at the start of `bytes`. Lines end in CRLF: a bare LF or a bare CR is bad
 // (RFC 9112 §2.2 lets a recipient refuse them; a proxy that accepted what its upstream reads

@@ -270,7 +270,7 @@ class Recorder:
     def __init__(self):
         n = (os.getpid() * 11 + int(time.time() * 1000)) % 250 + 1
         self.name, self.host_if, self.ns_if = "ho-rec-%d" % n, "hoh%d" % n, "hon%d" % n
-        self.address, self.gateway = "10.78.%d.2" % n, "10.78.%d.1" % n
+        self.address, self.gateway = "10.79.%d.2" % n, "10.79.%d.1" % n
         self.dir = pathlib.Path(subprocess.check_output(["mktemp", "-d", "/tmp/asbx-ho-XXXXXX"], text=True).strip())
         self.log = self.dir / "received.jsonl"
         self.proc = None
