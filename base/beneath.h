@@ -18,6 +18,11 @@ class UniqueFd {
   UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
   UniqueFd& operator=(UniqueFd&& o) noexcept;
   int get() const { return fd_; }
+  int release() {  // the fd, no longer closed here
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   explicit operator bool() const { return fd_ >= 0; }
 
  private:

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <sys/stat.h>
 
+#include "base/dir_walk.h"
 #include "base/seat_config.h"
 
 namespace asbx {
@@ -18,15 +19,12 @@ bool is_plain_name(const std::string& s, std::size_t max_len) {
   return ok;
 }
 
-bool make_dirs(const std::string& dir, std::string* failed) {
-  for (std::size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
-    std::string part = dir.substr(0, at);
-    if (!part.empty() && part.back() != '/' && ::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
-      if (failed) *failed = part;
-      return false;
-    }
-    if (at == std::string::npos) return true;
-  }
+bool make_dirs(const std::string& dir, std::string* why) {
+  if (dir.empty()) return true;
+  std::string reason;
+  UniqueFd fd = open_dir_path(dir, true, reason);
+  if (!fd && why) *why = reason;
+  return static_cast<bool>(fd);
 }
 
 std::string config_base(const UserFacts& user) {

@@ -13,9 +13,10 @@ struct UserFacts;
 // ASCII letters, digits, '-', '_' or '.', starting with a letter or digit.
 bool is_plain_name(const std::string& s, std::size_t max_len);
 
-// mkdir -p, each missing component 0700. On failure returns false with errno set and the
-// component that could not be made in *failed. An existing component is accepted as is.
-bool make_dirs(const std::string& dir, std::string* failed = nullptr);
+// mkdir -p, each missing component 0700, walked from `/` without following a symlink the
+// agent could have made (base/dir_walk.h). On failure returns false with the reason, naming
+// the component, in *why. An existing directory is accepted as is.
+bool make_dirs(const std::string& dir, std::string* why = nullptr);
 
 // The XDG config base: $XDG_CONFIG_HOME, or ~/.config when it is unset.
 std::string config_base(const UserFacts& user);

@@ -12,6 +12,7 @@ declare -A SMOKE=(
   [egress.py]="$bench/egress.py --runs 1 --build $ASBX_BUILD --request-kib 4 --response-kib 4 --events 50 --keepalive 2"
   [agents.py]="$bench/agents.py --runs 1 --build $ASBX_BUILD"
   [compare.sh]="$bench/compare.sh --runs 1 --stream-mib 4"
+  [hostile_output.py]="$bench/hostile_output.py --mib 8 --build $ASBX_BUILD"
 )
 
 failed=0

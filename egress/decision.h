@@ -24,6 +24,12 @@ inline constexpr const char* host_mismatch = "host_mismatch";    // Host field â
 inline constexpr const char* sni_mismatch = "sni_mismatch";      // TLS name â‰  the CONNECT host
 inline constexpr const char* sni_missing = "sni_missing";        // TLS without a name, or not TLS
 inline constexpr const char* connection_limit = "connection_limit";
+// Plain-HTTP forwarding (egress/http_forward.h), each before a byte goes upstream but pipelined:
+inline constexpr const char* host_missing = "host_missing";      // HTTP/1.1 without a Host field
+inline constexpr const char* host_repeated = "host_repeated";    // more than one Host field
+inline constexpr const char* bad_framing = "bad_framing";        // CL+TE, CL repeated or not a number, TE in 1.0, a broken chunk
+inline constexpr const char* unsupported_coding = "unsupported_coding";  // a transfer coding other than chunked (501)
+inline constexpr const char* pipelined = "pipelined";            // bytes after the first request: never forwarded
 }  // namespace refusal
 
 // nullopt = allowed so far (the name may be resolved); else the reason.

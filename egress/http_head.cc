@@ -111,7 +111,9 @@ RequestHead parse_request_head(std::string_view bytes) {
       return h;  // incomplete
     }
     std::string_view line = window.substr(at, nl - at);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line.back() != '\r') return bad("bare LF in the request head");
+    line.remove_suffix(1);
+    if (line.find('\r') != std::string_view::npos) return bad("bare CR in the request head");
     at = nl + 1;
     if (first) {
       if (!parse_request_line(line, h)) return bad("malformed request line");
@@ -120,7 +122,7 @@ RequestHead parse_request_head(std::string_view bytes) {
     }
     if (line.empty()) break;
     if (line.front() == ' ' || line.front() == '\t') return bad("folded header line");
-    if (h.headers.size() >= 100) return bad("more than 100 header fields");
+    if (h.headers.size() >= kMaxRequestFields) return bad("more than 100 header fields");
     if (!parse_field(line, h)) return bad("malformed header field");
   }
   h.status = RequestHead::Status::ok;
@@ -152,17 +154,6 @@ Destination destination_of(const RequestHead& head) {
   d.ok = split_authority(authority, 80, d);
   if (!d.ok) d.why = "malformed http:// URI";
   return d;
-}
-
-std::string forwarded_head(const RequestHead& head, const Destination& dest) {
-  static const char* const hop[] = {"connection", "keep-alive", "proxy-connection", "proxy-authorization",
-                                    "proxy-authenticate", "te", "trailer", "upgrade"};
-  std::string out = head.method + " " + dest.path + " " + head.version + "\r\n";
-  for (const auto& [name, value] : head.headers) {
-    if (std::find(std::begin(hop), std::end(hop), name) != std::end(hop)) continue;
-    out += name + ": " + value + "\r\n";
-  }
-  return out + "connection: close\r\n\r\n";
 }
 
 }  // namespace asbx

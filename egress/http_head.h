@@ -32,13 +32,14 @@ struct Destination {
 };
 
 constexpr std::size_t kMaxRequestHead = 16 * 1024;
+constexpr std::size_t kMaxRequestFields = 100;
 
-// Parses the head at the start of `bytes`. Lines end in CRLF (a bare LF is accepted); at most
-// kMaxRequestHead bytes and 100 fields; a head longer than that is bad, not incomplete.
+// Parses the head at the start of `bytes`. Lines end in CRLF: a bare LF or a bare CR is bad
+// (RFC 9112 §2.2 lets a recipient refuse them; a proxy that accepted what its upstream reads
+// differently would let a request be smuggled), and so is a folded line (obs-fold, §5.2); at
+// most kMaxRequestHead bytes and 100 fields; a head longer than that is bad, not incomplete.
 RequestHead parse_request_head(std::string_view bytes);
 Destination destination_of(const RequestHead& head);
-// The head to send upstream for a forwarded plain-HTTP request: origin-form request line,
-// hop-by-hop and Proxy-* fields dropped, `Connection: close` (one request per connection).
-std::string forwarded_head(const RequestHead& head, const Destination& dest);
+// What of a plain-HTTP request is forwarded, and how: egress/http_forward.h.
 
 }  // namespace asbx

@@ -4,6 +4,7 @@
 // that parsed has a port in 1..65535 and a host without spaces; a forwarded head ends in
 // "connection: close"; a name found in a ClientHello is within the input.
 #include "egress/decision.h"
+#include "egress/http_forward.h"
 #include "egress/http_head.h"
 #include "egress/sni.h"
 #include "fuzz/fuzz.h"
@@ -19,8 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (d.ok) {
       if (d.port < 1 || d.port > 65535) violated("port out of range");
       if (d.host.empty() || d.host.find_first_of(" \r\n\t") != std::string::npos) violated("host: " + d.host);
-      if (d.plain_http) {
-        std::string fwd = asbx::forwarded_head(head, d);
+      asbx::ForwardPlan plan = asbx::plan_forward(head, d);
+      if (d.plain_http && !plan.refusal) {
+        std::string fwd = plan.head;
         const std::string end = "\r\nconnection: close\r\n\r\n";
         if (fwd.size() < end.size() || fwd.compare(fwd.size() - end.size(), end.size(), end) != 0)
           violated("forwarded head end");

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "launcher/podman/gc.h"
 #include "launcher/kube/kube_cli.h"
+#include "launcher/lifecycle/diagnostics.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/lifecycle/reexec.h"
 #include "launcher/remote/remote.h"
@@ -189,7 +190,18 @@ int main_for(const std::string& program, int argc, char** argv) {
 
 }  // namespace
 
-int agent_sandbox_main(int argc, char** argv) { return main_for("agent-sandbox", argc, argv); }
-int sandbox_run_main(int argc, char** argv) { return main_for("sandbox-run", argc, argv); }
+// Whatever ran, diagnostics still queued (a warning about gc's ledger line, a status file that
+// could not be written) get their moment before the process ends; a session flushed its own.
+int agent_sandbox_main(int argc, char** argv) {
+  int code = main_for("agent-sandbox", argc, argv);
+  flush_diagnostics();
+  return code;
+}
+
+int sandbox_run_main(int argc, char** argv) {
+  int code = main_for("sandbox-run", argc, argv);
+  flush_diagnostics();
+  return code;
+}
 
 }  // namespace asbx

@@ -9,13 +9,9 @@
 namespace asbx {
 
 UniqueFd open_capture_log(const std::string& path) {
-  std::string tmp, why;
-  int fd = create_beside(path, 0600, tmp, why);
-  if (fd >= 0 && !replace_with(tmp, path, why)) {
-    ::close(fd);
-    fd = -1;
-  }
-  if (fd < 0) throw Error(ErrorKind::usage, "--capture-log: " + why);
+  ReplacingFile file(path, 0600);  // its directory reached without the agent's symlinks (base/dir_walk.h)
+  if (file.fd() < 0 || !file.put_in_place()) throw Error(ErrorKind::usage, "--capture-log: " + file.why());
+  int fd = file.release();
   std::fputs((path + "\n").c_str(), stdout);  // the caller's contract: the path, once LOG exists
   std::fflush(stdout);
   return UniqueFd(fd);

@@ -13,6 +13,7 @@
 #include "launcher/lifecycle/capture_log.h"
 #include "launcher/podman/gc.h"
 #include "launcher/podman/podman_socket.h"
+#include "launcher/lifecycle/diagnostics.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/reexec.h"
 #include "launcher/lifecycle/safe_files.h"
@@ -25,10 +26,11 @@
 namespace asbx {
 namespace {
 
+// Through the bounded diagnostics path (launcher/lifecycle/diagnostics.h): a caller that
+// stopped reading stderr cannot hold the record or the removal.
 void report(const LocalOptions& opts, const SessionResult& r) {
-  for (const auto& w : r.warnings) std::fprintf(stderr, "%s: warning: %s\n", opts.program.c_str(), w.c_str());
-  if (r.outcome != "exited" && !r.message.empty())
-    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), r.message.c_str());
+  for (const auto& w : r.warnings) say(opts.program + ": warning: " + w);
+  if (r.outcome != "exited" && !r.message.empty()) say(opts.program + ": " + r.message);
 }
 
 std::string ledger_path(const Request& req, const SeatConfig& seat) {
@@ -78,8 +80,9 @@ int run_local(const Request& req, const LocalOptions& opts) {
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req, log);
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    say(opts.program + ": " + e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
+    flush_diagnostics();
     return e.exit_code();
   }
   if (req.dry_run) {
@@ -100,6 +103,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   record["preflight"] = preflight_record();
   if (!req.status_file.empty()) write_status_file(req.status_file, record);
   append_ledger(ledger_path(req, seat), record);
+  flush_diagnostics();  // the record is written: now the caller may have a moment
   return result.exit_code;
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <sys/types.h>
 
 namespace asbx {
 
@@ -19,15 +20,20 @@ class OutputSink {
   OutputSink& operator=(const OutputSink&) = delete;
 
   void push(const char* data, std::size_t size);  // queued; flushed as far as possible now
+  // One write of at most `size` bytes of the caller's own (nothing queued here), never
+  // blocking: the bytes taken, or -1 when the fd would block now or its reader is gone.
+  ssize_t write_now(const char* data, std::size_t size);
   void flush(bool writable);                      // writable: poll said POLLOUT
   std::size_t pending() const { return buf_.size() - off_; }
   bool gone() const { return gone_; }             // the reader went away (EPIPE, POLLERR)
   void mark_gone();
   std::int64_t drop();                            // forget what is queued; returns its size
   int poll_fd() const { return orig_; }
+  std::size_t held() const { return buf_.size(); }  // pending plus what was written but not yet compacted away
 
  private:
   void write_some(bool writable);
+  void compact();
   int orig_;
   int wfd_;
   bool owned_ = false;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/dir_walk.h"
+
 namespace asbx {
 namespace {
 
@@ -21,44 +23,66 @@ std::string random_suffix() {
 
 std::string os_error(const std::string& what) { return what + ": " + std::strerror(errno); }
 
+// `why` of a file opened without following a symlink: what the caller reads in a warning.
+std::string refusal_of_owned(int fd) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return os_error("cannot stat it");
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file (refused)";
+  if (st.st_nlink != 1) return "it has " + std::to_string(st.st_nlink) + " hard links (refused)";
+  if (st.st_uid != ::geteuid())
+    return "it is owned by uid " + std::to_string(st.st_uid) + ", not by the launcher's uid " +
+           std::to_string(::geteuid()) + " (refused)";
+  return "";
+}
+
 }  // namespace
 
-int create_beside(const std::string& path, mode_t mode, std::string& tmp, std::string& why) {
+ReplacingFile::ReplacingFile(const std::string& path, mode_t mode) : path_(path) {
+  dir_ = open_parent_dir(path, false, name_, why_);
+  if (!dir_) return;
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::string suffix = random_suffix();
     if (suffix.empty()) {
-      why = os_error("getrandom");
-      return -1;
+      why_ = os_error("getrandom");
+      return;
     }
-    tmp = path + ".tmp." + suffix;
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (fd >= 0) return fd;
+    tmp_ = name_ + ".tmp." + suffix;
+    fd_ = UniqueFd(::openat(dir_.get(), tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (fd_) return;
     if (errno != EEXIST) break;
   }
-  why = os_error("cannot open '" + path + "'");
-  return -1;
+  why_ = os_error("cannot open '" + path + "'");
+  tmp_.clear();
 }
 
-bool replace_with(const std::string& tmp, const std::string& path, std::string& why) {
-  if (::rename(tmp.c_str(), path.c_str()) == 0) return true;
-  why = os_error("cannot put it at '" + path + "'");
-  ::unlink(tmp.c_str());
-  return false;
+ReplacingFile::~ReplacingFile() {
+  if (!tmp_.empty() && !placed_) ::unlinkat(dir_.get(), tmp_.c_str(), 0);
 }
 
-int open_append_owned(const std::string& path, std::string& why) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+bool ReplacingFile::put_in_place() {
+  if (!fd_ && why_.empty()) why_ = "it was not created";
+  if (!why_.empty()) return false;
+  if (::renameat(dir_.get(), tmp_.c_str(), dir_.get(), name_.c_str()) != 0) {
+    why_ = os_error("cannot put it at '" + path_ + "'");
+    return false;
+  }
+  placed_ = true;
+  return true;
+}
+
+int ReplacingFile::release() { return fd_.release(); }
+
+int open_append_owned(const std::string& path, bool make_parents, std::string& why) {
+  std::string name;
+  UniqueFd dir = open_parent_dir(path, make_parents, name, why);
+  if (!dir) return -1;
+  int fd = ::openat(dir.get(), name.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                    0600);
   if (fd < 0) {
     why = errno == ELOOP ? "it is a symlink (refused)" : std::strerror(errno);
     return -1;
   }
-  struct stat st{};
-  if (::fstat(fd, &st) != 0) why = os_error("cannot stat it");
-  else if (!S_ISREG(st.st_mode)) why = "it is not a regular file (refused)";
-  else if (st.st_nlink != 1) why = "it has " + std::to_string(st.st_nlink) + " hard links (refused)";
-  else if (st.st_uid != ::geteuid())
-    why = "it is owned by uid " + std::to_string(st.st_uid) + ", not by the launcher's uid " +
-          std::to_string(::geteuid()) + " (refused)";
+  why = refusal_of_owned(fd);
   if (!why.empty()) {
     ::close(fd);
     return -1;

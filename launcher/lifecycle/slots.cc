@@ -8,24 +8,27 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "base/util.h"
+#include "base/dir_walk.h"
 
 namespace asbx {
 namespace {
 
-void make_slot_dir(const std::string& dir) {
-  std::string part;
-  if (!make_dirs(dir, &part))
-    throw Error(ErrorKind::internal, "cannot create slot directory " + part + ": " + std::strerror(errno));
+// Made as needed, never through a planted symlink (base/dir_walk.h); the slot files are opened
+// beneath the fd it returns.
+UniqueFd make_slot_dir(const std::string& dir) {
+  std::string why;
+  UniqueFd fd = open_dir_path(dir, true, why);
+  if (!fd) throw Error(ErrorKind::internal, "cannot create slot directory " + dir + ": " + why);
+  return fd;
 }
 
 }  // namespace
 
 SlotClaim::SlotClaim(const std::string& dir, int slots) {
-  make_slot_dir(dir);
+  UniqueFd at = make_slot_dir(dir);
   for (int i = 0; i < slots; ++i) {
-    std::string file = dir + "/" + std::to_string(i) + ".lock";
-    int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    std::string name = std::to_string(i) + ".lock", file = dir + "/" + name;
+    int fd = ::openat(at.get(), name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) throw Error(ErrorKind::internal, "cannot open slot file " + file + ": " + std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
       fd_ = fd;

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "launcher/lifecycle/credential_record.h"
+#include "launcher/lifecycle/diagnostics.h"
 #include "base/fdio.h"
 #include "launcher/lifecycle/safe_files.h"
 #include "base/units.h"
-#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -91,24 +91,20 @@ json early_failure_record(const std::string& id, const Error& error) {
 // Never through a symlink or into a planted hardlink: a new file under an unpredictable
 // name beside it, renamed over whatever is there (launcher/lifecycle/safe_files.h).
 bool write_status_file(const std::string& path, const json& record) {
-  std::string tmp, why;
-  int fd = create_beside(path, 0644, tmp, why);
-  bool ok = fd >= 0 && write_all(fd, as_text(record, 2) + "\n") && ::fsync(fd) == 0;
-  if (fd >= 0 && !ok && why.empty()) why = std::string("cannot write it: ") + std::strerror(errno);
-  if (fd >= 0) ::close(fd);
-  if (ok) ok = replace_with(tmp, path, why);
-  else if (fd >= 0) ::unlink(tmp.c_str());
-  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot write status file %s: %s\n", path.c_str(), why.c_str());
+  ReplacingFile file(path, 0644);
+  bool ok = file.fd() >= 0 && write_all(file.fd(), as_text(record, 2) + "\n") && ::fsync(file.fd()) == 0;
+  std::string why = file.fd() < 0 ? file.why() : ok ? "" : std::string("cannot write it: ") + std::strerror(errno);
+  if (ok && !file.put_in_place()) ok = false, why = file.why();
+  if (!ok) say("agent-sandbox: warning: cannot write status file " + path + ": " + why);
   return ok;
 }
 
 bool append_ledger(const std::string& path, const json& line) {
-  make_dirs(path.substr(0, path.rfind('/') + 1));
   std::string why;
-  int fd = open_append_owned(path, why);
+  int fd = open_append_owned(path, true, why);
   bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, as_text(line, -1) + "\n");
   if (!ok && why.empty()) why = std::strerror(errno);
-  if (!ok) std::fprintf(stderr, "agent-sandbox: warning: cannot append to ledger %s: %s\n", path.c_str(), why.c_str());
+  if (!ok) say("agent-sandbox: warning: cannot append to ledger " + path + ": " + why);
   if (fd >= 0) ::close(fd);
   return ok;
 }

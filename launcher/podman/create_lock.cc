@@ -7,16 +7,16 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "base/util.h"
+#include "base/dir_walk.h"
 
 namespace asbx {
 
 CreateLock::CreateLock(const std::string& dir, long wait_ms) {
   std::string file = dir + "/.create.lock";
-  std::string part;
-  if (!make_dirs(dir, &part))
-    throw Error(ErrorKind::create_failed, "cannot create " + part + " for the create lock: " + std::strerror(errno));
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  std::string why;
+  UniqueFd at = open_dir_path(dir, true, why);  // made as needed, never through a planted symlink
+  if (!at) throw Error(ErrorKind::create_failed, "cannot create " + dir + " for the create lock: " + why);
+  fd_ = ::openat(at.get(), ".create.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd_ < 0) throw Error(ErrorKind::create_failed, "cannot open the create lock " + file + ": " + std::strerror(errno));
   for (long waited = 0; waited <= wait_ms; waited += 10) {
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;

@@ -12,6 +12,7 @@
 #include "launcher/remote/quote.h"
 #include "launcher/remote/remote_state.h"
 #include "launcher/remote/ssh_exec.h"
+#include "launcher/lifecycle/diagnostics.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/lifecycle/terminal.h"
 #include "base/util.h"
@@ -127,7 +128,7 @@ struct Dispatch {
   // what the seat did about it. Both reach the status file and the ledger.
   int dropped(const SeatHost& host, const std::string& why) {
     Error e(ErrorKind::ssh_failed, host.name + ": connection dropped: " + why);
-    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
+    say(std::string(kProgram) + ": " + e.what());
     json record = early_failure_record(req.id, e);
     if (auto seat = record_after_drop(host, req.id)) record["seat_record"] = *seat;
     finish(record, host.name);
@@ -136,7 +137,7 @@ struct Dispatch {
 
   int stopped(SshConnection& conn, int sig) {
     std::string message = "stopped: the launcher received signal " + std::to_string(sig);
-    std::fprintf(stderr, "%s: %s\n", kProgram, message.c_str());
+    say(std::string(kProgram) + ": " + message);
     json record = {{"id", req.id}, {"outcome", "killed"}, {"exit_code", 128 + sig}, {"cause", "signal"},
                    {"signal", sig}, {"message", message}};
     if (!state.dir.empty())  // the seat ends the session and keeps its state: wait for it, bounded
@@ -213,12 +214,15 @@ int run_remote(Request req, const RemoteOptions& given) {
       d.log = open_capture_log(req.capture_log);  // before the first connect, as locally before the container
       log_created = true;
     }
-    return d.run(candidates);
+    int code = d.run(candidates);
+    flush_diagnostics();
+    return code;
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
+    say(std::string(kProgram) + ": " + e.what());
     json record = early_failure_record(req.id, e);
     if (log_created) record["capture_log"] = req.capture_log;
     if (!req.status_file.empty()) write_status_file(req.status_file, record);
+    flush_diagnostics();
     return e.exit_code();
   }
 }

@@ -4,11 +4,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <libssh/libssh.h>
+#include <memory>
 #include <poll.h>
 #include <unistd.h>
 
 #include "base/error.h"
 #include "base/fdio.h"
+#include "launcher/lifecycle/output_sink.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/slots.h"
 #include "launcher/lifecycle/terminal.h"
@@ -18,11 +20,13 @@ namespace {
 
 constexpr std::size_t kChunk = 32 * 1024;
 constexpr std::size_t kMaxHeld = 64 * 1024;
+constexpr std::size_t kHighWater = 256 * 1024;  // per destination; then the channel's window closes on the seat
 
 class ExecPump {
  public:
   ExecPump(SshConnection& c, bool tty, const StdioFds& io, SignalPipe& s)
-      : conn_(c), session_(c.raw()), tty_(tty), io_(io), signals_(s) {}
+      : conn_(c), session_(c.raw()), tty_(tty), io_(io), signals_(s), out_(io.out),
+        err_(io.err == io.out ? nullptr : std::make_unique<OutputSink>(io.err)) {}
   ~ExecPump() {
     if (ch_) ssh_channel_free(ch_);
   }
@@ -31,6 +35,7 @@ class ExecPump {
     open(command);
     last_keepalive_ = steady_ms();
     while (!done_) step();
+    drain_outputs();
     if (!result_.dropped && result_.caller_signal == 0) result_.exit_status = ssh_channel_get_exit_status(ch_);
     return result_;
   }
@@ -51,23 +56,59 @@ class ExecPump {
       conn_.fail("the seat refused a pty");
   }
 
+  // While the caller does not take our output the channel is not read: its window closes and
+  // the seat's sandbox-run, then the agent, wait (the back-pressure reaches the writer; nothing
+  // piles up here). Signals and keepalives go on meanwhile: no write to the caller ever blocks.
   void step() {
     drain();
     if (done_) return;
-    pollfd fds[3] = {{ssh_get_fd(session_), POLLIN, 0}, {signals_.fd(), POLLIN, 0}, {-1, 0, 0}};
+    pollfd fds[5] = {{ssh_get_fd(session_), POLLIN, 0}, {signals_.fd(), POLLIN, 0}, {-1, 0, 0}, {-1, 0, 0}, {-1, 0, 0}};
+    if (backed_up()) fds[0].fd = -1;
     if (stdin_open_ && (result_.claimed || gave_up_) && pending_.empty()) fds[2] = {io_.in, POLLIN, 0};
-    int n = ::poll(fds, 3, 1000);
+    watch_outputs(fds + 3);
+    int n = ::poll(fds, 5, 1000);
     if (n < 0 && errno != EINTR) return drop("poll failed");
     if (fds[1].revents & POLLIN) drain_signals();
+    outputs_ready(fds + 3);
     if (fds[2].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) read_stdin();
     flush_stdin();
     keepalive();
   }
 
-  // Everything libssh has buffered, from both streams, until nothing is left.
+  OutputSink& err_sink() { return err_ ? *err_ : out_; }
+  bool backed_up() { return out_.pending() >= kHighWater || err_sink().pending() >= kHighWater; }
+
+  void watch_outputs(pollfd* fds) {
+    if (!out_.gone() && out_.pending()) fds[0] = {out_.poll_fd(), POLLOUT, 0};
+    if (err_ && !err_->gone() && err_->pending()) fds[1] = {err_->poll_fd(), POLLOUT, 0};
+  }
+
+  void outputs_ready(const pollfd* fds) {
+    if (fds[0].revents & (POLLERR | POLLHUP)) out_.mark_gone();
+    else if (fds[0].revents & POLLOUT) out_.flush(true);
+    if (err_ && (fds[1].revents & (POLLERR | POLLHUP))) err_->mark_gone();
+    else if (err_ && (fds[1].revents & POLLOUT)) err_->flush(true);
+  }
+
+  // The seat's session has ended: what is queued still goes to the caller, unless a signal
+  // comes first (then it is dropped).
+  void drain_outputs() {
+    while (out_.pending() + (err_ ? err_->pending() : 0) > 0 && !(out_.gone() && (!err_ || err_->gone()))) {
+      pollfd fds[3] = {{signals_.fd(), POLLIN, 0}, {-1, 0, 0}, {-1, 0, 0}};
+      watch_outputs(fds + 1);
+      int n = ::poll(fds, 3, 1000);
+      if (n > 0 && (fds[0].revents & POLLIN)) break;
+      if (n > 0) outputs_ready(fds + 1);
+    }
+    out_.drop();
+    if (err_) err_->drop();
+  }
+
+  // Everything libssh has buffered, from both streams, until nothing is left or the caller's
+  // queues are full.
   void drain() {
     char buf[kChunk];
-    for (bool more = true; more && !done_;) {
+    for (bool more = true; more && !done_ && !backed_up();) {
       more = false;
       for (int is_err = 0; is_err < 2 && !done_; ++is_err) {
         int n = ssh_channel_read_nonblocking(ch_, buf, sizeof buf, is_err);
@@ -83,7 +124,7 @@ class ExecPump {
   void deliver(int is_err, const char* data, std::size_t size) {
     bool claim_stream = tty_ ? !is_err : is_err;
     if (claim_stream && !result_.claimed && !gave_up_) return hold(data, size);
-    write_all(is_err ? io_.err : io_.out, data, size);
+    (is_err ? err_sink() : out_).push(data, size);
   }
 
   void hold(const char* data, std::size_t size) {
@@ -94,13 +135,13 @@ class ExecPump {
         result_.claimed = true;
         std::string rest = result_.held.substr(line.size() + std::string(ending).size());
         result_.held.clear();
-        if (!rest.empty()) write_all(tty_ ? io_.out : io_.err, rest.data(), rest.size());
+        if (!rest.empty()) (tty_ ? out_ : err_sink()).push(rest.data(), rest.size());
         return;
       }
     }
     if (result_.held.size() <= kMaxHeld) return;
     gave_up_ = true;  // no claim line (an older sandbox-run?): show what came, let stdin flow
-    write_all(tty_ ? io_.out : io_.err, result_.held.data(), result_.held.size());
+    (tty_ ? out_ : err_sink()).push(result_.held.data(), result_.held.size());
     result_.held.clear();
   }
 
@@ -162,6 +203,8 @@ class ExecPump {
   bool tty_;
   StdioFds io_;
   SignalPipe& signals_;
+  OutputSink out_;
+  std::unique_ptr<OutputSink> err_;  // null when stdout and stderr are one fd
   RemoteExit result_;
   std::string pending_;
   bool stdin_open_ = true;

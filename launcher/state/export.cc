@@ -16,6 +16,7 @@
 #include "launcher/lifecycle/local.h"
 #include "base/request.h"
 #include "base/beneath.h"
+#include "base/dir_walk.h"
 #include "launcher/state/frames.h"
 
 namespace asbx {
@@ -25,7 +26,8 @@ namespace {
 UniqueFd open_tree(const std::string& area, const std::string& id, int wait_s) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
   for (;;) {
-    UniqueFd top(::open(area.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    std::string why;
+    UniqueFd top = open_dir_path(area, false, why);  // never through a planted symlink
     UniqueFd tree(top ? open_beneath(top.get(), id, O_RDONLY | O_DIRECTORY | O_NONBLOCK) : -1);
     if (tree || std::chrono::steady_clock::now() >= until) return tree;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -59,9 +61,14 @@ int state_export_main(const std::string& program, const std::string& id, int wai
 
 std::vector<std::string> remove_stale_exports(const std::string& area, std::int64_t now_unix, std::int64_t max_age_s) {
   std::vector<std::string> removed;
-  DIR* d = ::opendir(area.c_str());
-  if (!d) return removed;
-  UniqueFd top(::open(area.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  std::string why;
+  UniqueFd top = open_dir_path(area, false, why);  // never through a planted symlink
+  int listing = top ? ::openat(top.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  DIR* d = listing >= 0 ? ::fdopendir(listing) : nullptr;
+  if (!d) {
+    if (listing >= 0) ::close(listing);
+    return removed;
+  }
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     struct stat st{};

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/util.h"
 #include "base/beneath.h"
+#include "base/dir_walk.h"
 #include "state/rules.h"
 
 namespace asbx {
@@ -28,10 +28,9 @@ std::pair<std::string, std::string> split_last(const std::string& relative) {
 std::string StateTree::create(const std::string& dir, const std::string& id) {
   dir_ = dir;
   id_ = id;
-  std::string failed;
-  if (!make_dirs(dir, &failed)) return "cannot make '" + failed + "': " + errno_text();
-  parent_ = UniqueFd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!parent_) return "cannot open '" + dir + "': " + errno_text();
+  std::string why;
+  parent_ = open_dir_path(dir, true, why);  // made as needed, never through a planted symlink
+  if (!parent_) return why;
   struct stat st{};
   if (::fstatat(parent_.get(), id.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return "'" + final_path() + "' already exists";
   if (::mkdirat(parent_.get(), state_partial_name(id).c_str(), 0700) != 0)

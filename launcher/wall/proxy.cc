@@ -19,6 +19,8 @@ namespace {
 constexpr std::int64_t kConnectMs = 10'000;
 constexpr std::int64_t kHelloMs = 10'000;
 constexpr std::size_t kRelayBuffer = 64 * 1024;
+constexpr std::int64_t kLingerMs = 1'000;
+constexpr std::size_t kLingerBytes = 64 * 1024;
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -108,9 +110,27 @@ int connect_any(const std::vector<IpAddress>& addresses, int port, int stop_fd) 
 
 std::string forbidden(int status, const std::string& host, int port, const std::string& reason) {
   std::string body = "agent-sandbox egress: " + printable_host(host) + ":" + std::to_string(port) + " refused: " + reason + "\n";
-  const char* text = status == 400 ? "Bad Request" : status == 502 ? "Bad Gateway" : "Forbidden";
+  const char* text = status == 400   ? "Bad Request"
+                     : status == 501 ? "Not Implemented"
+                     : status == 502 ? "Bad Gateway"
+                                     : "Forbidden";
   return "HTTP/1.1 " + std::to_string(status) + " " + text + "\r\nContent-Type: text/plain\r\nX-Proxy-Error: " + reason +
          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+// RFC 9112 §9.6: a connection refused while the agent may still be sending (a body after a
+// refused head) is closed in stages, so that the answer is not lost to a reset: half-close,
+// then read and drop what comes, for a moment and a few KiB at most.
+void close_lingering(int fd, int stop_fd) {
+  ::shutdown(fd, SHUT_WR);
+  char dropped[4096];
+  std::size_t total = 0;
+  for (std::int64_t until = now_ms() + kLingerMs; total < kLingerBytes && wait_for(fd, POLLIN, stop_fd, until);) {
+    ssize_t n = ::recv(fd, dropped, sizeof dropped, 0);
+    if (n <= 0) break;
+    total += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
 }
 
 // One direction's bytes in flight.
@@ -202,11 +222,18 @@ void EgressProxy::accept_loop() {
   }
 }
 
-void EgressProxy::refuse(int fd, const std::string& host, int port, const std::string& reason, int status) {
+void EgressProxy::note_refusal(const std::string& host, int port, const std::string& reason, const std::string& detail) {
   tally_.refused(host, port, reason);
-  log_("egress: refused " + printable_host(host) + ":" + std::to_string(port) + ": " + reason);
-  if (status > 0) send_all(fd, forbidden(status, host, port, reason), stop_pipe_[0], now_ms() + 2'000);
-  ::close(fd);
+  log_("egress: refused " + printable_host(host) + ":" + std::to_string(port) + ": " + reason +
+       (detail.empty() ? "" : " (" + detail + ")"));
+}
+
+void EgressProxy::refuse(int fd, const std::string& host, int port, const std::string& reason, int status,
+                         const std::string& detail) {
+  note_refusal(host, port, reason, detail);
+  if (status <= 0) return (void)::close(fd);
+  send_all(fd, forbidden(status, host, port, reason), stop_pipe_[0], now_ms() + 2'000);
+  close_lingering(fd, stop_pipe_[0]);
 }
 
 void EgressProxy::serve(int fd) {
@@ -221,9 +248,12 @@ void EgressProxy::serve(int fd) {
   Destination dest = destination_of(head);
   std::string host = dest.ok ? normal_host_name(dest.host) : "";
   if (host.empty()) host = dest.ok ? dest.host : "(malformed)";
-  if (auto why = decide_name(plan_, dest)) return refuse(fd, host, dest.port, *why, *why == refusal::bad_request ? 400 : 403);
-  if (dest.plain_http)
-    if (auto why = check_host_field(head, dest)) return refuse(fd, host, dest.port, *why);
+  std::string malformed = head.status == RequestHead::Status::bad ? head.why : dest.why;
+  if (auto why = decide_name(plan_, dest))
+    return refuse(fd, host, dest.port, *why, *why == refusal::bad_request ? 400 : 403, dest.ok ? "" : malformed);
+  ForwardPlan forwarding;
+  if (dest.plain_http) forwarding = plan_forward(head, dest);
+  if (forwarding.refusal) return refuse(fd, host, dest.port, *forwarding.refusal, forwarding.status, forwarding.why);
   std::vector<IpAddress> addresses;
   if (auto fixed = static_address(plan_, host)) addresses = {*fixed};
   else addresses = resolver_(host);
@@ -232,7 +262,8 @@ void EgressProxy::serve(int fd) {
   if (up < 0) return refuse(fd, host, dest.port, refusal::unreachable, 502);
   std::string first = buf.substr(head.length);
   if (dest.plain_http) {
-    first = forwarded_head(head, dest) + first;
+    tally_.connection(host, dest.port);
+    return forward(fd, up, forwarding, first, host, dest.port, end);
   } else {
     if (!send_all(fd, "HTTP/1.1 200 Connection Established\r\n\r\n", stop, end)) return (void)(::close(fd), ::close(up));
     SniResult sni = client_hello_sni(first);

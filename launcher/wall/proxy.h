@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/address.h"
+#include "egress/http_forward.h"
 #include "egress/policy.h"
 #include "egress/tally.h"
 
@@ -38,7 +39,16 @@ class EgressProxy {
   void accept_loop();
   void serve(int fd);
   void relay(int agent, int up, const std::string& first, const std::string& host, int port, std::int64_t end);
-  void refuse(int fd, const std::string& host, int port, const std::string& reason, int status = 403);
+  // Plain HTTP (forward.cc): one checked request, its body through the framer, the answer back.
+  struct Forwarding;
+  void forward(int agent, int up, const ForwardPlan& plan, const std::string& early, const std::string& host, int port,
+               std::int64_t end);
+  bool step(Forwarding& f, int agent, int up, std::int64_t wait_ms, std::int64_t& last);
+  // The tally and one stderr line ("egress: refused HOST:PORT: REASON (DETAIL)").
+  void note_refusal(const std::string& host, int port, const std::string& reason, const std::string& detail = "");
+  // note_refusal, an HTTP answer of `status` (none when 0), and the connection closed.
+  void refuse(int fd, const std::string& host, int port, const std::string& reason, int status = 403,
+              const std::string& detail = "");
   void reap_finished();
 
   int listen_fd_;

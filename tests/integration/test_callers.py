@@ -225,7 +225,7 @@ class CaptureContract(SeatTest):
                              "--", "true")
         record = json.loads(self.ctx.status.read_text())
         self.assertLauncherError(proc, record, "usage",
-                                 f"--capture-log: cannot open '{bad}': No such file or directory")
+                                 f"--capture-log: cannot open '{bad.parent}': No such file or directory")  # the component
         self.assertEqual(proc.stdout, b"")
         self.assertNoContainer("callers-bad")
 

@@ -7,6 +7,7 @@
 #include "base/address.h"
 #include "egress/decision.h"
 #include "launcher/wall/door.h"
+#include "egress/http_forward.h"
 #include "egress/http_head.h"
 #include "egress/policy.h"
 #include "egress/sni.h"
@@ -167,7 +168,7 @@ TEST_CASE("the request head: CONNECT and absolute-form, nothing else") {
   CHECK(dest("GET http://a.test HTTP/1.0\r\n\r\n").path == "/");
   CHECK(dest("CONNECT [::1]:443 HTTP/1.1\r\n\r\n").host == "[::1]");
   CHECK(parse_request_head("CONNECT a:1 HTTP/1.1\r\nHost: a").status == RequestHead::Status::incomplete);
-  CHECK(parse_request_head("GET / HTTP/1.1\n\n").status == RequestHead::Status::ok);  // bare LF
+  CHECK(parse_request_head("GET / HTTP/1.1\n\n").status == RequestHead::Status::bad);  // bare LF (RFC 9112 §2.2)
   CHECK(dest("GET / HTTP/1.1\r\n\r\n").why == "a proxy request needs an http:// URI or CONNECT");
   CHECK(dest("GET https://a.test/ HTTP/1.1\r\n\r\n").why == "https:// goes through CONNECT");
   for (const char* bad : {"CONNECT a.test HTTP/1.1\r\n\r\n", "CONNECT a.test:0 HTTP/1.1\r\n\r\n",
@@ -183,7 +184,7 @@ TEST_CASE("a forwarded head is origin-form, without hop-by-hop fields, one reque
   RequestHead h = parse_request_head("POST http://a.test:8080/v1/x HTTP/1.1\r\nHost: a.test:8080\r\nProxy-Connection: "
                                      "keep-alive\r\nConnection: keep-alive\r\nProxy-Authorization: x\r\nContent-Length: "
                                      "2\r\n\r\n");
-  CHECK(forwarded_head(h, destination_of(h)) ==
+  CHECK(plan_forward(h, destination_of(h)).head ==
         "POST /v1/x HTTP/1.1\r\nhost: a.test:8080\r\ncontent-length: 2\r\nconnection: close\r\n\r\n");
 }
 

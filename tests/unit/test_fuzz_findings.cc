@@ -13,6 +13,7 @@
 #include "launcher/podman/cgroup_counters.h"
 #include "base/error.h"
 #include "base/fdio.h"
+#include "egress/http_forward.h"
 #include "plan/network.h"
 #include "launcher/remote/quote.h"
 #include "launcher/lifecycle/status.h"
@@ -104,4 +105,19 @@ TEST_CASE("an absurd cpu.stat usage_usec saturates instead of overflowing") {
   CHECK(sample("9223372036854776").cpu_usage_ns == std::numeric_limits<std::int64_t>::max());
   CHECK(sample("9223372036854775").cpu_usage_ns == 9223372036854775000);
   CHECK(sample("4000").cpu_usage_ns == 4000000);
+}
+
+TEST_CASE("fuzz/http_request: a head at the field limit is not forwarded past it once regenerated") {
+  std::string raw = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n";
+  for (int i = 0; i < 99; ++i) raw += "X-" + std::to_string(i) + ": v\r\n";  // 100 fields: the parser's limit
+  raw += "\r\n";
+  RequestHead h = parse_request_head(raw);
+  REQUIRE(h.status == RequestHead::Status::ok);
+  ForwardPlan p = plan_forward(h, destination_of(h));  // + connection: close would make 101
+  CHECK(p.refusal == std::optional<std::string>("bad_request"));
+  CHECK(p.why == "the request head is too large to forward");
+  raw = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n";
+  for (int i = 0; i < 98; ++i) raw += "X-" + std::to_string(i) + ": v\r\n";
+  h = parse_request_head(raw + "\r\n");
+  CHECK_FALSE(plan_forward(h, destination_of(h)).refusal);
 }

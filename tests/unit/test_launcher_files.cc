@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <optional>
+#include <vector>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,43 +40,54 @@ TEST_CASE("a file put beside a planted symlink or hardlink replaces the name, ne
   fs::create_symlink(t.dir / "victim", t.dir / "status.json");
   fs::create_hard_link(t.dir / "victim", t.dir / "capture.log");
   for (const char* name : {"status.json", "capture.log"}) {
-    std::string tmp, why;
-    int fd = create_beside(t.s(name), 0600, tmp, why);
-    REQUIRE(fd >= 0);
-    CHECK(tmp.rfind(t.s(name) + ".tmp.", 0) == 0);
-    CHECK(tmp.size() == t.s(name).size() + 5 + 16);  // 16 random hex digits
-    CHECK(::write(fd, "new", 3) == 3);
-    ::close(fd);
-    CHECK(replace_with(tmp, t.s(name), why));
+    ReplacingFile file(t.s(name), 0600);
+    REQUIRE(file.fd() >= 0);
+    std::vector<std::string> beside;
+    for (const auto& e : fs::directory_iterator(t.dir)) beside.push_back(e.path().filename().string());
+    CHECK(std::count_if(beside.begin(), beside.end(), [&](const std::string& n) {
+            return n.rfind(std::string(name) + ".tmp.", 0) == 0 && n.size() == std::string(name).size() + 5 + 16;
+          }) == 1);  // 16 random hex digits
+    CHECK(::write(file.fd(), "new", 3) == 3);
+    CHECK(file.put_in_place());
     CHECK(t.read(name) == "new");
     CHECK(!fs::is_symlink(t.dir / name));
   }
   CHECK(t.read("victim") == "precious");
   CHECK(fs::hard_link_count(t.dir / "victim") == 1);
-  std::string tmp, why;
-  CHECK(create_beside(t.s("no/such/dir/f"), 0600, tmp, why) == -1);
-  CHECK(why == "cannot open '" + t.s("no/such/dir/f") + "': No such file or directory");
+  {
+    ReplacingFile unplaced(t.s("left.json"), 0600);  // a temp file never put in place is removed
+    REQUIRE(unplaced.fd() >= 0);
+  }
+  CHECK_FALSE(fs::exists(t.dir / "left.json"));
+  CHECK(std::distance(fs::directory_iterator(t.dir), fs::directory_iterator()) == 3);
+  ReplacingFile missing(t.s("no/such/dir/f"), 0600);
+  CHECK(missing.fd() == -1);
+  CHECK(missing.why() == "cannot open '" + t.s("no") + "': No such file or directory");
 }
 
 TEST_CASE("the ledger is appended to only when it is a regular file with one link of the launcher's uid") {
   TempDir t;
   std::string why;
-  int fd = open_append_owned(t.s("ledger"), why);  // created when absent
+  int fd = open_append_owned(t.s("ledger"), false, why);  // created when absent
   REQUIRE(fd >= 0);
   ::close(fd);
   std::ofstream(t.dir / "victim") << "precious";
   fs::create_symlink(t.dir / "victim", t.dir / "via-symlink");
   fs::create_hard_link(t.dir / "victim", t.dir / "via-hardlink");
   ::mkfifo(t.s("fifo").c_str(), 0600);
-  CHECK(open_append_owned(t.s("via-symlink"), why) == -1);
+  CHECK(open_append_owned(t.s("via-symlink"), false, why) == -1);
   CHECK(why == "it is a symlink (refused)");
   why.clear();
-  CHECK(open_append_owned(t.s("via-hardlink"), why) == -1);
+  CHECK(open_append_owned(t.s("via-hardlink"), false, why) == -1);
   CHECK(why == "it has 2 hard links (refused)");
   why.clear();
-  CHECK(open_append_owned(t.s("fifo"), why) == -1);  // no reader: never blocks
+  CHECK(open_append_owned(t.s("fifo"), false, why) == -1);  // no reader: never blocks
   CHECK(!why.empty());
   CHECK(t.read("victim") == "precious");
+  CHECK(open_append_owned(t.s("made/for/it/ledger"), false, why) == -1);
+  fd = open_append_owned(t.s("made/for/it/ledger"), true, why);
+  CHECK(fd >= 0);
+  ::close(fd);
 }
 
 TEST_CASE("--network reaches only /run/netns/NAME or what the seat config lists") {
