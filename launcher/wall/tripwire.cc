@@ -53,7 +53,10 @@ void Tripwire::arm(long pid, const LaunchPlan& plan, int home_fd, std::function<
   on_trip_ = std::move(on_trip);
   try {
     mark_ = random_mark();
-    if (t.network) device_ = UniqueFd(open_tripwire_device(pid));
+    if (t.network) {
+      device_ = UniqueFd(open_tripwire_device(pid));
+      packet_.resize(65536);  // the largest IP packet the device can hand over
+    }
     unsigned uid = 0, gid = 0;
     std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
     canaries_.arm(home_fd, t, mark_, !plan.rootless, uid, gid);  // rootless: keep-id maps us onto the agent already
@@ -120,12 +123,11 @@ void Tripwire::run() {
 }
 
 void Tripwire::packets() {
-  alignas(8) static thread_local char buf[65536];
   for (int i = 0; i < kBatch && tokens_ >= 1; ++i) {
-    ssize_t n = ::read(device_.get(), buf, sizeof buf);
+    ssize_t n = ::read(device_.get(), packet_.data(), packet_.size());
     if (n <= 0) return;
     tokens_ -= 1;
-    Answer a = answer_packet(std::string_view(buf, static_cast<std::size_t>(n)));
+    Answer a = answer_packet(std::string_view(packet_.data(), static_cast<std::size_t>(n)));
     if (!a.reply.empty()) (void)!::write(device_.get(), a.reply.data(), a.reply.size());
     if (a.attempt.kind != AttemptKind::none) tripped(tally_.attempt(a.attempt, now_unix_ms()), describe(a.attempt), true);
   }

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,7 @@ class Tripwire {
   void tripped(bool first_of_kind, const std::string& what, bool may_kill);
 
   UniqueFd device_;
+  std::vector<char> packet_;  // one packet at a time, read by the thread
   CanaryWatch canaries_;
   UniqueFd stop_read_, stop_write_;
   TripwireTally tally_;
