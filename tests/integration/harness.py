@@ -26,6 +26,19 @@ CODES = {row["name"]: row["code"] for row in json.loads(
     subprocess.run([str(LAUNCHER), "exit-codes", "--json"], capture_output=True, check=True).stdout)}
 
 
+def _tun_usable_by_all():
+    try:
+        return bool(os.stat("/dev/net/tun").st_mode & 0o006)
+    except OSError:
+        return False
+
+
+# The local rootless seat user creates the tripwire's TUN device only where /dev/net/tun is
+# usable by every user (udev's 0666). This VM has no udev (0600): its local rootless tests turn
+# the tripwire off, and test_tripwire.py covers rootless on seat hosts and the fail-closed case.
+LOCAL_ROOTLESS_SEAT = "" if _tun_usable_by_all() else 'tripwire = "off"\n'
+
+
 def unavailable(test, why):
     """Skip locally, fail in CI: the environment must work there."""
     if MUST_WORK:
