@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The cost of the egress wall on a model-sized request, next to a direct connection (root).
 
-    bench/egress.py [--runs 30] [--build build] [--request-kib 100] [--response-kib 20]
+    bench/egress.py [--runs 30] [--build build] [--request-kib 100] [--response-kib 20] [--tripwire record|off]
 
 An upstream HTTP server runs in a network namespace this script creates, joined by a veth pair of
 its own (10.78.0.0/30; nothing outside this machine). The same curl binary POSTs a model-sized
@@ -80,16 +80,18 @@ def main():
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--request-kib", type=int, default=100)
     ap.add_argument("--response-kib", type=int, default=20)
+    ap.add_argument("--tripwire", choices=("record", "off"), default="record", help="the seat's tripwire mode")
     args = ap.parse_args()
     os.environ["ASBX_BUILD"] = args.build
     from harness import Seat  # noqa: E402
     from test_egress import stage_curl  # noqa: E402
-    seat = Seat(extra='\n[egress]\nhosts = { "api.bench.test" = "%s" }\nprivate_ok = ["%s/32"]\n' % (ADDR, ADDR))
+    seat = Seat(extra='tripwire = "%s"\n' % args.tripwire + '\n[egress]\nhosts = { "api.bench.test" = "%s" }\nprivate_ok = ["%s/32"]\n' % (ADDR, ADDR))
     server = None
     try:
         server = up(args.response_kib * 1024)
         ws = seat.workspaces / "bench"
         ws.mkdir()
+        ws.chmod(0o777)  # the agent (uid 1000) must be able to write its workspace, or nothing starts
         curl = stage_curl(ws)
         (ws / "body.json").write_bytes(b'{"input":"' + b"a" * (args.request_kib * 1024) + b'"}')
         import time
