@@ -224,7 +224,7 @@ class Network(TripwireSeat):
         probe = self.stage(ws, "probe.pl", PROBE)
         before = self.target.counters()
         script = ("ls /sys/class/net | tr '\\n' ' '; echo; perl %s %s %s; getent hosts exfil-resolv.tw-test.example; "
-                  "echo getent $?" % (probe, self.target.v4, self.target.v6))
+                  "echo getent $?; cat ~/.ssh/id_rsa >/dev/null" % (probe, self.target.v4, self.target.v6))
         proc, record = self.seat.status("--id", "tw-probe", "--workspace", str(ws), "--", "bash", "-c", script)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.decode().splitlines()
@@ -243,18 +243,19 @@ class Network(TripwireSeat):
         self.assertEqual(dns.pop("exfil.tw-test.example"), 1)
         self.assertGreaterEqual(dns.pop("exfil-resolv.tw-test.example"), 1)  # via resolv.conf: the resolver retries
         self.assertEqual(dns, {})
-        self.assertEqual(record["tripwire"]["canaries"], [])
+        self.assertEqual(self.canaries(record), {".ssh/id_rsa": 1})  # the third kind: a loot path
         self.assertEqual(record["tripwire"]["first"], "tcp connect to %s:8080" % self.target.v4)
         self.assertEqual(record["tripwire"]["mode"], "record")
-        for e in record["tripwire"]["network"] + record["tripwire"]["dns"]:
+        for e in record["tripwire"]["network"] + record["tripwire"]["dns"] + record["tripwire"]["canaries"]:
             self.assertLessEqual(abs(e["first_unix_ms"] / 1000 - record["started_unix"]), 120)
         self.assertEqual(self.trip_lines(proc), [
             TRIP_LINE + "tcp connect to %s:8080 (refused; the record counts every attempt)" % self.target.v4,
             TRIP_LINE + "dns query for exfil.tw-test.example (TXT) (refused; the record counts every attempt)",
             TRIP_LINE + "udp to %s:9999 (refused; the record counts every attempt)" % self.target.v4,
-            TRIP_LINE + "icmp echo to %s (refused; the record counts every attempt)" % self.target.v4])
+            TRIP_LINE + "icmp echo to %s (refused; the record counts every attempt)" % self.target.v4,
+            TRIP_LINE + "canary ~/.ssh/id_rsa opened (a decoy; the record counts every open)"])
         self.assertLedgerHas(record)
-        print("\ntripwire record (all kinds): %s" % json.dumps(record["tripwire"]), file=sys.stderr)
+        print("\ntripwire record (network, DNS and a loot path): %s" % json.dumps(record["tripwire"]), file=sys.stderr)
         self.assertNoContainer("tw-probe")
 
     def test_the_egress_door_works_beside_it(self):
