@@ -10,6 +10,7 @@
 
 #include "base/egress_plan.h"
 #include "base/state_plan.h"
+#include "base/tripwire_plan.h"
 
 namespace asbx {
 
@@ -80,6 +81,7 @@ struct LaunchPlan {
   std::string socket;                    // podman API socket on the seat
   std::string session_dir;               // seat-side scratch for this session
   StatePlan state;                       // what of HOME is kept, and where (docs/STATE.md)
+  TripwirePlan tripwire;                 // the catch-all device and the decoys (docs/EGRESS.md)
   bool operator==(const LaunchPlan&) const = default;
 };
 

@@ -29,7 +29,7 @@ struct SessionResult {
   std::optional<int> agent_exit_code;
   std::optional<ErrorKind> error_kind;
   std::string message;
-  std::string cause;  // "" (null) | "oom" | "pids" | "timeout" | "signal"
+  std::string cause;  // "" (null) | "oom" | "pids" | "timeout" | "signal" | "tripwire"
   int signal = 0;     // the signal the caller sent, when cause == "signal"
   KillCounters counters;
   bool limits_enforced = true;
@@ -47,6 +47,7 @@ struct SessionResult {
   // agent, wait, conclude, remove): the record's durations_ms.phases.
   std::vector<std::pair<std::string, std::int64_t>> phase_ms;
   nlohmann::json egress;  // null without --egress; else egress/tally.h's record
+  nlohmann::json tripwire;  // null when the seat turned it off; else launcher/wall/tripwire.h's record
 };
 
 // A launcher failure recorded into a result (outcome, code, kind, message).

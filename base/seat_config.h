@@ -8,6 +8,7 @@
 
 #include "base/egress_plan.h"
 #include "base/state_plan.h"
+#include "base/tripwire_plan.h"
 
 namespace asbx {
 
@@ -37,6 +38,7 @@ struct SeatConfig {
   bool credential_expiring_warn = false;
   std::string state_dir;                   // [state] dir: default --state-dir ("" = no collection)
   StateLimits state_limits;                // [state] max_files, max_bytes
+  TripwireSeat tripwire;                   // tripwire, tripwire_canaries (docs/EGRESS.md, "The tripwire")
 };
 
 // Facts about the user the launcher runs as; passed in so policy stays pure.

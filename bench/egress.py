@@ -2,7 +2,7 @@
 """The cost of the egress wall on model-shaped traffic, next to a direct connection (root).
 
     bench/egress.py [--runs 30] [--build build] [--request-kib 100] [--response-kib 20]
-                    [--events 2000] [--event-bytes 64] [--keepalive 20]
+                    [--events 2000] [--event-bytes 64] [--keepalive 20] [--tripwire record|off]
 
 An upstream runs in a network namespace this script creates, joined by a veth pair of its own
 (10.78.0.0/30; nothing outside this machine): plain HTTP on :8080 and TLS on :8443 (a self-signed
@@ -144,11 +144,12 @@ def main():
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--event-bytes", type=int, default=64)
     ap.add_argument("--keepalive", type=int, default=20)
+    ap.add_argument("--tripwire", choices=("record", "off"), default="record", help="the seat's tripwire mode")
     args = ap.parse_args()
     os.environ["ASBX_BUILD"] = args.build
     from harness import Seat  # noqa: E402
     from test_egress import stage_curl  # noqa: E402
-    seat = Seat(extra='\n[egress]\nhosts = { "%s" = "%s" }\nprivate_ok = ["%s/32"]\n' % (NAME, ADDR, ADDR))
+    seat = Seat(extra='tripwire = "%s"\n' % args.tripwire + '\n[egress]\nhosts = { "%s" = "%s" }\nprivate_ok = ["%s/32"]\n' % (NAME, ADDR, ADDR))
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="asbx-bench-egress-"))
     server = None
     try:
@@ -156,6 +157,7 @@ def main():
         server = up(args, cert, key)
         ws = seat.workspaces / "bench"
         ws.mkdir()
+        ws.chmod(0o777)  # the agent (uid 1000) must be able to write its workspace, or nothing starts
         curl = stage_curl(ws)
         (ws / "body.json").write_bytes(b'{"input":"' + b"a" * (args.request_kib * 1024) + b'"}')
         if os.getuid() == 0:  # a root caller's agent runs as 1000: its workspace must be its own

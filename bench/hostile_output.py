@@ -2,7 +2,7 @@
 """The launcher's peak RSS while an agent floods one stream and the caller reads it slowly
 (docs/BENCHMARKS.md, "The launcher under a flooding agent"): `head -c SIZE /dev/zero` inside a
 session, the caller reading CHUNK bytes every PAUSE ms (the other stream read as it comes), on the
-local seat. Prints one line per build: MiB through, peak RSS (wait4's ru_maxrss of the launcher),
+local seat. Prints one line per build: MiB through, peak RSS (time(1)'s figure for the launcher),
 seconds. With --before DIR the same run with another build's agent-sandbox, side by side.
 
     bench/hostile_output.py [--build DIR] [--before DIR] [--mib 600] [--chunk-kib 64] [--pause-ms 2]
@@ -35,7 +35,9 @@ def drain(stream, seen, chunk, pause):
 def run(launcher, env, size, stream, chunk, pause):
     target = "" if stream == "out" else " >&2"
     t0 = time.monotonic()
-    p = subprocess.Popen([str(launcher), "--", "sh", "-c", "head -c %d /dev/zero%s" % (size, target)], env=env,
+    report = tempfile.NamedTemporaryFile()  # time(1): wait4 here would carry this process's own peak
+    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", report.name, str(launcher), "--", "sh", "-c",
+                          "head -c %d /dev/zero%s" % (size, target)], env=env,
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = {"out": [0], "err": [0]}
     slow = p.stdout if stream == "out" else p.stderr
@@ -46,10 +48,10 @@ def run(launcher, env, size, stream, chunk, pause):
         t.start()
     for t in readers:
         t.join()
-    _, status, usage = os.wait4(p.pid, 0)
+    p.wait()
     p.stdout.close()
     p.stderr.close()
-    return os.waitstatus_to_exitcode(status), seen[stream][0], usage.ru_maxrss / 1024, time.monotonic() - t0
+    return p.returncode, seen[stream][0], int(pathlib.Path(report.name).read_text().split()[-1]) / 1024, time.monotonic() - t0
 
 
 def main():

@@ -13,6 +13,7 @@ declare -A SMOKE=(
   [agents.py]="$bench/agents.py --runs 1 --build $ASBX_BUILD"
   [compare.sh]="$bench/compare.sh --runs 1 --stream-mib 4"
   [hostile_output.py]="$bench/hostile_output.py --mib 8 --build $ASBX_BUILD"
+  [tripwire.py]="$bench/tripwire.py --runs 1 --egress-runs 2 --build $ASBX_BUILD"
 )
 
 failed=0

@@ -17,6 +17,7 @@
 #include "mounts/git.h"
 #include "mounts/workspace.h"
 #include "state/plan_state.h"
+#include "tripwire/canaries.h"
 
 extern char** environ;
 
@@ -127,6 +128,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
   plan_session_egress(req, seat, plan);
   plan_state(req, seat, plan);
+  plan.tripwire = plan_tripwire(seat.tripwire, plan, seat.path.empty() ? "the seat config (" + seat_config_hint(user) + ")" : seat.path);
   plan.labels = session_labels(plan, user, facts);
   return plan;
 }

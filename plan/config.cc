@@ -1,6 +1,7 @@
 #include "base/fdio.h"
 #include "plan/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <pwd.h>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "base/toml_util.h"
 #include "base/units.h"
 #include "base/util.h"
+#include "tripwire/canaries.h"
 
 namespace asbx {
 namespace {
@@ -79,6 +81,28 @@ void apply_state(const toml::node& node, const std::string& path, const UserFact
   });
 }
 
+TripwireMode tripwire_mode(const toml::node& n, const std::string& path) {
+  std::string v = get_string(n, path, "tripwire");
+  if (v == "record") return TripwireMode::record;
+  if (v == "kill") return TripwireMode::kill;
+  if (v == "off") return TripwireMode::off;
+  throw Error(ErrorKind::config, where(path, n) + ": tripwire must be \"record\", \"kill\" or \"off\"");
+}
+
+// HOME-relative paths ("~/" allowed in front), each once.
+std::vector<std::string> tripwire_canaries(const toml::node& n, const std::string& path) {
+  std::vector<std::string> out;
+  for (std::string c : get_strings(n, path, "tripwire_canaries")) {
+    if (c.rfind("~/", 0) == 0) c = c.substr(2);
+    std::string problem = canary_path_problem(c);
+    if (!problem.empty()) throw Error(ErrorKind::config, where(path, n) + ": tripwire_canaries: '" + c + "' " + problem);
+    if (std::find(out.begin(), out.end(), c) != out.end())
+      throw Error(ErrorKind::config, where(path, n) + ": tripwire_canaries: '" + c + "' is listed twice");
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 SeatConfig parse_seat_config(const std::string& text, const std::string& path, const UserFacts& user) {
@@ -113,6 +137,8 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"credential_margin", [&](const toml::node& n) { c.credential_margin_ms = config_duration_ms(n, path, "credential_margin"); }},
       {"credential_expiring", [&](const toml::node& n) { c.credential_expiring_warn = credential_expiring_warn(n, path); }},
       {"state", [&](const toml::node& n) { apply_state(n, path, user, c); }},
+      {"tripwire", [&](const toml::node& n) { c.tripwire.mode = tripwire_mode(n, path); }},
+      {"tripwire_canaries", [&](const toml::node& n) { c.tripwire.canaries = tripwire_canaries(n, path); }},
   });
   return c;
 }

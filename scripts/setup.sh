@@ -4,7 +4,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git
+PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git time
           libcpp-httplib-dev libssh-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev doctest-dev
           podman runc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
           debootstrap hyperfine openssh-client npm iproute2 python3-yaml

@@ -7,6 +7,7 @@
 #include <optional>
 #include <unistd.h>
 
+#include "launcher/wall/tripwire.h"
 #include "launcher/wall/wall.h"
 #include "launcher/podman/attach.h"
 #include "launcher/podman/cgroup_monitor.h"
@@ -101,6 +102,8 @@ class Session {
     check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
     home_.stage(root, plan_);
     egress_.open(pid, plan_);  // the door into the container's own namespace (docs/EGRESS.md)
+    // The catch-all device and the decoys; in kill mode the first trip stops the agent at once.
+    tripwire_.arm(pid, plan_, home_.fd(), [this](const std::string&) { init_.kill(); });
   }
 
   // A bind source swapped for something else between validation and mount (a
@@ -158,6 +161,7 @@ class Session {
       throw Error(ErrorKind::podman_unreachable,
                   "the attach stream from " + plan_.socket + " ended while the agent still ran");
     int code = timed("wait", [&] { return wait_exit_code(); });
+    tripwire_.stop();  // before anything reads HOME back: the launcher's own reads are no trips
     result_.counters = monitor_.stop();
     result_.run_ms = steady_ms() - started;
     home_.check_refresh(plan_, result_);
@@ -234,6 +238,7 @@ class Session {
       nlohmann::json state = api_.inspect(result_.container_id);
       if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
     }
+    if (result_.cause.empty() && !tripwire_.killed_by().empty()) result_.cause = "tripwire";
     result_.cause = decide_cause(result_.cause, result_.counters);
     if (code < 0 && result_.cause.empty())
       throw Error(ErrorKind::internal, "podman reported no exit code for the container");
@@ -241,6 +246,10 @@ class Session {
     if (result_.cause == "timeout") {
       record_error(result_, Error(ErrorKind::killed_timeout, "killed: the session's timeout of " +
                                                                  std::to_string(plan_.timeout_ms) + " ms passed"));
+      result_.outcome = "killed";
+    } else if (result_.cause == "tripwire") {
+      record_error(result_, Error(ErrorKind::tripwire, "killed by the tripwire at its first trip: " + tripwire_.killed_by() +
+                                                           " (tripwire = \"kill\" in " + plan_.tripwire.source + ")"));
       result_.outcome = "killed";
     } else if (result_.cause == "signal") {
       result_.outcome = "killed";
@@ -278,6 +287,8 @@ class Session {
   }
 
   void cleanup() {
+    tripwire_.stop();
+    result_.tripwire = tripwire_.json(plan_);
     result_.egress = egress_.close(plan_);
     if (result_.container_id.empty()) return;
     result_.container_removed = timed("remove", [&] {
@@ -307,7 +318,8 @@ class Session {
   CgroupMonitor monitor_;
   SessionHome home_;
   EgressWall egress_;
-  ContainerInit init_;  // stops the agent should the service die
+  ContainerInit init_;  // stops the agent should the service die, or the tripwire trip in kill mode
+  Tripwire tripwire_;
   bool service_lost_ = false;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;

@@ -74,6 +74,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"mode", plan.rootless ? "rootless" : "rootful"},
       {"network", plan.network},
       {"egress", r.egress},
+      {"tripwire", r.tripwire},
       {"warnings", r.warnings},
       {"container_id", or_null(r.container_id)},
       {"container_removed", r.container_removed},

@@ -35,6 +35,7 @@ json rlimits_json(const Limits& l) {
 json env_json(const LaunchPlan& plan) {
   json env = json::object();
   for (const auto& [name, value] : plan.env) env[name] = value;
+  for (const auto& [name, value] : plan.tripwire.env) env[name] = value;
   return env;
 }
 
@@ -53,6 +54,12 @@ json state_plan_json(const StatePlan& s) {
   if (s.dir.empty()) return nullptr;
   return {{"dir", s.dir}, {"paths", s.paths}, {"max_files", s.limits.max_files}, {"max_bytes", s.limits.max_bytes},
           {"export_area", s.export_area}};
+}
+
+// Not in the create body but its sysctl and env: the launcher arms it before start.
+json tripwire_plan_json(const TripwirePlan& t) {
+  return {{"mode", tripwire_mode_name(t.mode)}, {"network", t.network}, {"canaries", t.canaries},
+          {"listed_dirs", t.listed_dirs}};
 }
 
 }  // namespace
@@ -81,6 +88,10 @@ json create_body(const LaunchPlan& plan) {
   // Rootless: keep-id maps the caller onto itself, and the agent runs as the caller, so
   // files it writes in the workspace belong to the caller (not to a subordinate uid).
   if (plan.rootless) body["userns"] = {{"nsmode", "keep-id"}};
+  // The agent's own gid may open ICMP echo sockets, so a ping reaches the tripwire (nothing else
+  // can be sent that way; without this the kernel refuses the socket and nobody sees the try).
+  if (!plan.tripwire.ping_group_range.empty())
+    body["sysctl"] = {{"net.ipv4.ping_group_range", plan.tripwire.ping_group_range}};
   body["user"] = plan.user;
   return body;
 }
@@ -112,6 +123,7 @@ json plan_json(const LaunchPlan& plan) {
       {"session_dir", plan.session_dir},
       {"egress", egress_plan_json(plan.egress)},
       {"state", state_plan_json(plan.state)},
+      {"tripwire", tripwire_plan_json(plan.tripwire)},
       {"create_body", create_body(plan)},
   };
 }

@@ -26,6 +26,19 @@ CODES = {row["name"]: row["code"] for row in json.loads(
     subprocess.run([str(LAUNCHER), "exit-codes", "--json"], capture_output=True, check=True).stdout)}
 
 
+def _tun_usable_by_all():
+    try:
+        return bool(os.stat("/dev/net/tun").st_mode & 0o006)
+    except OSError:
+        return False
+
+
+# The local rootless seat user creates the tripwire's TUN device only where /dev/net/tun is
+# usable by every user (udev's 0666). This VM has no udev (0600): its local rootless tests turn
+# the tripwire off, and test_tripwire.py covers rootless on seat hosts and the fail-closed case.
+LOCAL_ROOTLESS_SEAT = "" if _tun_usable_by_all() else 'tripwire = "off"\n'
+
+
 def unavailable(test, why):
     """Skip locally, fail in CI: the environment must work there."""
     if MUST_WORK:
@@ -115,6 +128,20 @@ class SeatTest(unittest.TestCase):
         self.assertIsNone(record["agent_exit_code"])
         self.assertEqual(record["message"], message)
         self.assertIn(message, proc.stderr.decode(errors="replace"))
+
+
+def peak_rss_argv(argv, report):
+    """`argv` under GNU time, which writes the command's own peak RSS (KiB) to `report`.
+
+    wait4's ru_maxrss of a child this process started is not the child's own: Linux carries the
+    parent's high-water mark across fork (or vfork) and exec, so a test process that grew to
+    150 MiB reports 150 MiB for every launcher it starts. time(1) is a small parent."""
+    return ["/usr/bin/time", "-f", "%M", "-o", str(report), *argv]
+
+
+def peak_rss_bytes(report):
+    """The figure peak_rss_argv's time(1) wrote (its last word; a status line may precede it)."""
+    return int(pathlib.Path(report).read_text().split()[-1]) * 1024
 
 
 def sha256(data):

@@ -29,8 +29,9 @@ KILL_SWITCHES = {
     "ALLOW_UNSANDBOXED": "1", "CODEX_SANDBOX": "danger-full-access", "CODEX_UNSAFE_ALLOW_NO_SANDBOX": "1",
     "IS_SANDBOX": "1", "PODMAN_FALLBACK": "host",
 }
-# Fields of a record that legitimately differ between two identical runs.
-VOLATILE = ("durations_ms", "started_unix", "container_id", "counters")
+# Fields of a record that legitimately differ between two identical runs (the tripwire's: its
+# random decoy mark and the times of first trips).
+VOLATILE = ("durations_ms", "started_unix", "container_id", "counters", "tripwire")
 
 # Kinds no local launch of this build can produce, and why. Every other kind has a forcer
 # below; a kind added to the table without either entry fails test_every_kind_is_accounted_for.
@@ -140,6 +141,11 @@ def force_git_unmountable(ctx):
     return ["--workspace", str(ws), "--", "callers-agent"]
 
 
+def force_tripwire(ctx):
+    ctx.seat.write(ctx.seat.config_file.read_text() + 'tripwire = "kill"\n')
+    return ["--", "sh", "-c", "cat ~/.aws/credentials >/dev/null; sleep 30; callers-agent"]
+
+
 FORCERS = {
     "usage": force_usage,
     "config": force_config,
@@ -153,6 +159,7 @@ FORCERS = {
     "credential_unresolved": force_credential_unresolved,
     "git_unmountable": force_git_unmountable,
     "credential_expiring": force_credential_expiring,
+    "tripwire": force_tripwire,
 }
 
 

@@ -9,7 +9,7 @@ import time
 import tomllib
 import unittest
 
-from harness import CODES, LAUNCHER, ROOT, Seat, SeatTest, podman, readable_copies, session_containers, sha256, unavailable
+from harness import CODES, LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, Seat, SeatTest, podman, readable_copies, session_containers, sha256, unavailable
 from test_rootless import USER, rootless_socket
 
 MARKER = "asbx-credmounts-MARKER-7f3c9e"  # the "secret": must appear nowhere outside the copy
@@ -220,7 +220,7 @@ class Rootless(unittest.TestCase):
         if uid is None or not os.path.exists(socket):
             unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
         launcher, credtable = readable_copies()
-        seat = Seat(socket=socket, extra=f'waive_unenforced_limits = true\ncredtable = "{credtable}"\n')
+        seat = Seat(socket=socket, extra=f'waive_unenforced_limits = true\ncredtable = "{credtable}"\n' + LOCAL_ROOTLESS_SEAT)
         self.addCleanup(seat.cleanup)
         cred = seat.dir / "cred" / "auth.json"
         cred.parent.mkdir()

@@ -198,7 +198,7 @@ class TheContractOverSsh(DispatchedCaptureTest):
         before = seat_ledger_ids(R1)
         cases = [
             (["--registry", str(REGISTRY), "--capture-log", str(missing)], "usage",
-             f"--capture-log: cannot open '{missing}': No such file or directory"),
+             f"--capture-log: cannot open '{missing.parent}': No such file or directory"),
             (["--registry", str(REGISTRY), "--capture-log", str(self.log), "--tty"], "usage",
              "--capture-log cannot be combined with --tty"),
             (["--registry", str(bad_registry), "--capture-log", str(self.log)], "config", None),

@@ -17,7 +17,7 @@ import tempfile
 import time
 import unittest
 
-from harness import LAUNCHER, ROOT, podman, readable_copies, unavailable
+from harness import LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, podman, readable_copies, unavailable
 import test_agents_e2e as e2e
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -158,7 +158,6 @@ $C -D - -o /dev/null https://evil.example/ 2>/dev/null | tr -d '\r' | grep -i '^
 echo "ip-literal $($C -o /dev/null -w '%%{http_code}' http://%(addr)s:%(port)d/ 2>/dev/null)"
 echo "ip-literal-tls $($C -o /dev/null -w '%%{http_connect}' https://1.1.1.1/ 2>/dev/null)"
 (exec 3<>/dev/tcp/%(addr)s/%(port)d) 2>&1 | head -1 | sed 's/.*: //' | sed 's/^/raw-tcp /'
-(exec 3<>/dev/udp/8.8.8.8/53) 2>&1 | head -1 | sed 's/.*: //' | sed 's/^/raw-udp /'
 getent hosts api.mock.test >/dev/null; echo "dns $?"
 echo "unset $(env -u HTTPS_PROXY -u https_proxy -u HTTP_PROXY -u http_proxy $C -o /dev/null http://api.mock.test:%(port)d/v1/models 2>&1)"
 echo "noproxy $($C --noproxy '*' -o /dev/null http://%(addr)s:%(port)d/ 2>&1 | sed 's/ after .*//')"
@@ -176,14 +175,13 @@ if timeout 5 cat <&4 >/dev/null; then echo "sni closed"; fi
         self.assertEqual(proc.returncode, 0, err)
         self.assertEqual(out, "".join([
             "env %s %s localhost,127.0.0.1,::1\n" % (DOOR, DOOR),
-            "ifaces lo \n",
+            "ifaces lo tripwire0 \n",
             "allowed 200\n",
             "listed-elsewhere 403\n",
             "X-Proxy-Error: not_allowed\n",
             "ip-literal 403\n",
             "ip-literal-tls 403\n",
-            "raw-tcp Network is unreachable\n",
-            "raw-udp Network is unreachable\n",
+            "raw-tcp Connection refused\n",  # the tripwire's reset (test_tripwire.py): nothing leaves
             "dns 2\n",
             "unset curl: (6) Could not resolve host: api.mock.test\n",
             "noproxy curl: (7) Failed to connect to %s port %d\n" % (self.up.address, port),
@@ -198,13 +196,17 @@ if timeout 5 cat <&4 >/dev/null; then echo "sni closed"; fi
                      "egress: refused api.mock.test:%d: sni_mismatch (TLS name evil.example)" % port):
             self.assertIn("agent-sandbox: " + line + "\n", err)
         self.assertEqual(err.count("egress: refused"), 5, err)
+        # the ways around the door, on the tripwire's record: the raw connect and curl --noproxy, the lookups
+        self.assertEqual([(e["protocol"], e["destination"], e["port"], e["count"]) for e in record["tripwire"]["network"]],
+                         [("tcp", self.up.address, port, 2)])
+        self.assertEqual([e["name"] for e in record["tripwire"]["dns"]], ["api.mock.test"])
         self.assertNoContainer("eg-inside")
 
-    def test_a_session_without_egress_has_only_lo_and_no_proxy(self):
+    def test_a_session_without_egress_has_only_lo_and_the_tripwire_and_no_proxy(self):
         proc, record = self.seat.status("--id", "eg-none", "--", "bash", "-c",
                                         "ls /sys/class/net; env | grep -ci proxy; "
                                         "(exec 3<>/dev/tcp/127.0.0.1/3128) 2>&1 | head -1 | sed 's/.*: //'")
-        self.assertEqual(proc.stdout.decode(), "lo\n0\nConnection refused\n")
+        self.assertEqual(proc.stdout.decode(), "lo\ntripwire0\n0\nConnection refused\n")
         self.assertIsNone(record["egress"])
         self.assertEqual(record["network"], "none")
 
@@ -272,7 +274,7 @@ class Rootless(EgressSeat):
         curl = stage_curl(ws)
         text = self.seat.config_file.read_text()
         self.seat.write(text.replace('socket = "', 'socket = "%s"\n#' % socket, 1).replace(
-            "\n[egress]", 'credtable = "%s"\nwaive_unenforced_limits = true\n\n[egress]' % credtable, 1))
+            "\n[egress]", 'credtable = "%s"\nwaive_unenforced_limits = true\n%s\n[egress]' % (credtable, LOCAL_ROOTLESS_SEAT), 1))
         for path in [self.seat.dir, *self.seat.dir.rglob("*")]:
             shutil.chown(path, ROOTLESS_USER, ROOTLESS_USER)
         status = self.seat.dir / "status.json"
@@ -286,7 +288,7 @@ class Rootless(EgressSeat):
                                "http://api.mock.test:%d" % port, "--", "bash", "-c", script],
                               capture_output=True, timeout=180, cwd="/")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.decode(), "200 403\nlo\n")
+        self.assertEqual(proc.stdout.decode(), "200 403\nlo\n" if LOCAL_ROOTLESS_SEAT else "200 403\nlo\ntripwire0\n")
         record = json.loads(status.read_text())
         self.assertEqual(record["mode"], "rootless")
         self.assertEgress(record, {("api.mock.test", port): 1}, {("evil.example", 443, "not_allowed"): 1})
@@ -318,7 +320,7 @@ class RemoteRootlessSeat(unittest.TestCase):
                                "--id", "eg-remote-%d" % os.getpid(), "--egress", "http://api.seat.test:22", "--",
                                "bash", "-c", probe], capture_output=True, timeout=180, env=env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(proc.stdout.decode(), "lo\nSSH-2.0\nHTTP/1.1 403 Forbidden\nConnection refused\n")
+        self.assertEqual(proc.stdout.decode(), "lo\ntripwire0\nSSH-2.0\nHTTP/1.1 403 Forbidden\nConnection refused\n")
         self.assertIn(b"sandbox-run: egress: refused evil.example:443: not_allowed\n", proc.stderr)
         record = json.loads(status.read_text())
         self.assertEqual((record["seat"], record["mode"], record["network"]), (host, "rootless", "none"))

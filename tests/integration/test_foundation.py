@@ -47,7 +47,7 @@ class InsideTheContainer(SeatTest):
         self.assertEqual(seen["home"], "rw")
         self.assertEqual(seen["tmp"], "rw")
         self.assertIn("home=/sandbox/home pwd=/sandbox/home", proc.stdout.decode())
-        self.assertEqual(seen["net"], "lo,")
+        self.assertEqual(seen["net"], "lo,tripwire0,")  # the tripwire's device is the only route (docs/EGRESS.md)
         self.assertEqual(record["outcome"], "exited")
         self.assertEqual(record["mode"], "rootful")
         self.assertTrue(record["limits"]["enforced"])

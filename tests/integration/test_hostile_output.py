@@ -13,11 +13,12 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, ROOT, SeatTest, unavailable
+from harness import CODES, LAUNCHER, ROOT, SeatTest, peak_rss_argv, peak_rss_bytes, unavailable
 from test_agents_e2e import AgentSeat
 
 AGENT_UID = 1000  # a root caller's agent
@@ -49,7 +50,9 @@ def run_measured(argv, env, slow, timeout=300):
     the other fast; returns (exit code, peak RSS bytes, seconds, {stream: bytes}, the bytes of
     the slow stream read when the agent's end marker arrived on the fast one)."""
     t0 = time.monotonic()
-    p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    report = tempfile.NamedTemporaryFile(prefix="asbx-rss-")
+    p = subprocess.Popen(peak_rss_argv(argv, report.name), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
     seen = {"out": [0], "err": [0]}
     fast_text, marker_at = bytearray(), [None]
     slow_stream = p.stdout if slow == "out" else p.stderr
@@ -69,11 +72,10 @@ def run_measured(argv, env, slow, timeout=300):
         t.start()
     for t in threads:
         t.join(timeout)
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
+    p.wait()
     p.stdout.close()
     p.stderr.close()
-    return p.returncode, usage.ru_maxrss * 1024, time.monotonic() - t0, {k: v[0] for k, v in seen.items()}, marker_at[0]
+    return p.returncode, peak_rss_bytes(report.name), time.monotonic() - t0, {k: v[0] for k, v in seen.items()}, marker_at[0]
 
 
 def flood_script(connections, name):

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import unittest
 
-from harness import CODES, Seat, podman, readable_copies, unavailable
+from harness import CODES, LOCAL_ROOTLESS_SEAT, Seat, podman, readable_copies, unavailable
 
 USER = "asbx-rootless"
 
@@ -30,7 +30,7 @@ class RootlessSeat(unittest.TestCase):
         if self.uid is None or not os.path.exists(self.socket):
             unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
         self.launcher, credtable = readable_copies()
-        self.seat = Seat(socket=self.socket, extra=f'credtable = "{credtable}"\n')
+        self.seat = Seat(socket=self.socket, extra=f'credtable = "{credtable}"\n' + LOCAL_ROOTLESS_SEAT)
         self.addCleanup(self.seat.cleanup)
         shutil.chown(self.seat.dir, USER, USER)
         for path in self.seat.dir.rglob("*"):

@@ -1,0 +1,63 @@
+#include "launcher/wall/canary_watch.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "tripwire/canaries.h"
+
+namespace asbx {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+  throw Error(ErrorKind::tripwire, "tripwire: cannot set the decoy ~/" + path + ": " + why);
+}
+
+}  // namespace
+
+void CanaryWatch::arm(int home_fd, const TripwirePlan& plan, const std::string& mark, bool chown, unsigned uid,
+                      unsigned gid) {
+  if (plan.canaries.empty()) return;
+  inotify_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!inotify_) throw Error(ErrorKind::tripwire, std::string("tripwire: inotify_init1: ") + std::strerror(errno));
+  for (const auto& path : plan.canaries) {
+    std::string content = canary_content(path, mark);
+    std::string why = write_new_file(home_fd, path, content, 0600, chown, uid, gid);
+    if (!why.empty()) fail(path, why);
+    watch(home_fd, path, false);
+  }
+  for (const auto& dir : plan.listed_dirs) watch(home_fd, dir, true);
+}
+
+// Through an O_PATH fd opened beneath HOME without links: the watch is on what the launcher
+// just wrote, wherever the path would lead later.
+void CanaryWatch::watch(int home_fd, const std::string& path, bool dir) {
+  UniqueFd at(open_under(home_fd, path, O_PATH | O_NOFOLLOW | (dir ? O_DIRECTORY : 0), false, true));
+  if (!at) fail(path, std::string("cannot open it: ") + std::strerror(errno));
+  std::string proc = "/proc/self/fd/" + std::to_string(at.get());
+  int wd = ::inotify_add_watch(inotify_.get(), proc.c_str(), IN_OPEN | (dir ? IN_ONLYDIR : 0));
+  if (wd < 0) fail(path, std::string("inotify_add_watch: ") + std::strerror(errno));
+  watches_[wd] = {path, dir};
+}
+
+void CanaryWatch::drain(const std::function<void(const std::string&)>& seen) {
+  if (!inotify_) return;
+  alignas(inotify_event) char buf[8192];
+  for (ssize_t n; (n = ::read(inotify_.get(), buf, sizeof buf)) > 0;) {
+    for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+      if (e->mask & IN_Q_OVERFLOW) seen("(events lost)");
+      auto it = watches_.find(e->wd);
+      if (it == watches_.end() || !(e->mask & IN_OPEN)) continue;
+      const auto& [path, dir] = it->second;
+      if (!dir) seen(path);
+      else if ((e->mask & IN_ISDIR) && e->len == 0) seen(path + "/");  // the directory itself, not a file in it
+    }
+  }
+}
+
+}  // namespace asbx

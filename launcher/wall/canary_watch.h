@@ -1,0 +1,31 @@
+// The decoys in the session's HOME and the watch on them: written by the launcher between init
+// and start through the pinned HOME fd, then watched from the seat side with inotify (opens of
+// each decoy, listings of each decoy-only directory). Nothing inside the container takes part,
+// and it works rootless (the watch needs only read access to files the launcher wrote).
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+
+#include "base/beneath.h"
+#include "base/tripwire_plan.h"
+
+namespace asbx {
+
+class CanaryWatch {
+ public:
+  // Each decoy 0600 (parents 0700), owned by uid:gid when `chown` (a root launcher), filled with
+  // canary_content(path, mark). Throws Error(tripwire) naming the path.
+  void arm(int home_fd, const TripwirePlan& plan, const std::string& mark, bool chown, unsigned uid, unsigned gid);
+  int fd() const { return inotify_.get(); }  // -1 when nothing is watched
+  // What is queued now: `seen` gets each decoy opened ("relative/path") or directory listed
+  // ("relative/dir/"); "(events lost)" when the kernel's queue overflowed.
+  void drain(const std::function<void(const std::string&)>& seen);
+
+ private:
+  void watch(int home_fd, const std::string& path, bool dir);
+  UniqueFd inotify_;
+  std::map<int, std::pair<std::string, bool>> watches_;  // watch descriptor → path, is a directory
+};
+
+}  // namespace asbx

@@ -1,0 +1,185 @@
+#include "launcher/wall/tun.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <string>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "launcher/wall/rtnl.h"
+
+namespace asbx {
+namespace {
+
+enum Step {
+  enter_user, enter_net, open_tun, create_device, find_index, open_rtnl, no_link_local, bring_up,
+  address4, address6, route4, route6, pass_back, kSteps
+};
+const char* const kStepNames[kSteps] = {
+    "enter the container's user namespace", "enter the container's network namespace", "open /dev/net/tun",
+    "create the device", "find the device's index", "open an rtnetlink socket",
+    "turn off the device's IPv6 link-local address", "bring the device up", "give the device its IPv4 address",
+    "give the device its IPv6 address", "route IPv4 to the device", "route IPv6 to the device",
+    "pass the device back"};
+
+struct ChildFailure {
+  int step;
+  int err;
+};
+
+// 192.0.0.8 and fd61:7362:7877::1 as bytes (tun.h names them).
+const unsigned char kAddress4[4] = {192, 0, 0, 8};
+const unsigned char kAddress6[16] = {0xfd, 0x61, 0x73, 0x62, 0x78, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
+[[noreturn]] void fail(const std::string& why) { throw Error(ErrorKind::tripwire, "tripwire: " + why); }
+
+bool same_namespace(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+[[noreturn]] void child_fails(int channel, int step, int err) {
+  ChildFailure f{step, err};
+  (void)!::write(channel, &f, sizeof f);
+  ::_exit(1);
+}
+
+// The device, configured; the child's steps as errnos. IPv6 steps tolerate a kernel without
+// IPv6 (EAFNOSUPPORT): then nothing of the agent can go out over IPv6 either.
+int configure(int channel, int tun, int ifindex) {
+  int nl = -1;
+  if (int e = rtnl::open_socket(nl)) child_fails(channel, open_rtnl, e);
+  bool v6 = true;
+  if (int e = rtnl::addr_gen_none(nl, ifindex)) {
+    if (e != EAFNOSUPPORT) child_fails(channel, no_link_local, e);
+    v6 = false;
+  }
+  if (int e = rtnl::set_flags(nl, ifindex, IFF_UP, IFF_UP | IFF_MULTICAST)) child_fails(channel, bring_up, e);
+  if (int e = rtnl::add_address(nl, ifindex, false, kAddress4, 32)) child_fails(channel, address4, e);
+  if (v6)
+    if (int e = rtnl::add_address(nl, ifindex, true, kAddress6, 128)) child_fails(channel, address6, e);
+  if (int e = rtnl::add_default_route(nl, ifindex, false)) child_fails(channel, route4, e);
+  if (v6)
+    if (int e = rtnl::add_default_route(nl, ifindex, true)) child_fails(channel, route6, e);
+  ::close(nl);
+  return tun;
+}
+
+void send_fd(int channel, int fd) {
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  if (::sendmsg(channel, &msg, MSG_NOSIGNAL) != 1) child_fails(channel, pass_back, errno);
+}
+
+// Only async-signal-safe calls: the launcher may have threads when it forks.
+[[noreturn]] void child(int userns, int netns, int channel) {
+  if (userns >= 0 && ::setns(userns, CLONE_NEWUSER) != 0) child_fails(channel, enter_user, errno);
+  if (::setns(netns, CLONE_NEWNET) != 0) child_fails(channel, enter_net, errno);
+  int tun = ::open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  if (tun < 0) child_fails(channel, open_tun, errno);
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, kTripwireDevice, IFNAMSIZ - 1);
+  ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+  if (::ioctl(tun, TUNSETIFF, &ifr) != 0) child_fails(channel, create_device, errno);
+  int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (probe < 0 || ::ioctl(probe, SIOCGIFINDEX, &ifr) != 0) child_fails(channel, find_index, errno);
+  ::close(probe);
+  send_fd(channel, configure(channel, tun, ifr.ifr_ifindex));
+  ::_exit(0);
+}
+
+// The device's fd, or throws with the child's reason.
+int receive(int channel) {
+  pollfd p{channel, POLLIN, 0};
+  if (::poll(&p, 1, 10'000) <= 0) fail("the helper did not answer within 10 s");
+  char buf[sizeof(ChildFailure)] = {};
+  iovec iov{buf, sizeof buf};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC);
+  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+    int fd = -1;
+    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return fd;
+  }
+  if (n == static_cast<ssize_t>(sizeof(ChildFailure))) {
+    ChildFailure f;
+    std::memcpy(&f, buf, sizeof f);
+    if (f.step < 0 || f.step >= kSteps) fail("the helper exited without the device");
+    std::string why = std::string("cannot ") + kStepNames[f.step] + ": " + std::strerror(f.err);
+    if (f.step == open_tun && (f.err == EACCES || f.err == EPERM)) why += " (it must be usable by this user: mode 0666, as udev sets it)";
+    fail(why);
+  }
+  fail("the helper exited without the device");
+}
+
+}  // namespace
+
+int open_tripwire_device(long pid) {
+  std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
+  int netns = ::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC);
+  if (netns < 0) fail("cannot open " + ns + "net: " + std::strerror(errno));
+  int userns = -1;
+  if (!same_namespace(ns + "user", "/proc/self/ns/user")) {
+    userns = ::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC);
+    if (userns < 0) {
+      int err = errno;
+      ::close(netns);
+      fail("cannot open " + ns + "user: " + std::strerror(err));
+    }
+  }
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail(std::string("socketpair: ") + std::strerror(errno));
+  pid_t kid = ::fork();
+  if (kid == 0) {
+    ::close(pair[0]);
+    child(userns, netns, pair[1]);
+  }
+  int err = errno;
+  ::close(pair[1]);
+  ::close(netns);
+  if (userns >= 0) ::close(userns);
+  if (kid < 0) {
+    ::close(pair[0]);
+    fail(std::string("fork: ") + std::strerror(err));
+  }
+  try {
+    int fd = receive(pair[0]);
+    ::close(pair[0]);
+    ::waitpid(kid, nullptr, 0);
+    return fd;
+  } catch (...) {
+    ::close(pair[0]);
+    ::kill(kid, SIGKILL);
+    ::waitpid(kid, nullptr, 0);
+    throw;
+  }
+}
+
+}  // namespace asbx
