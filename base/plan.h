@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/egress_plan.h"
+#include "base/git_plan.h"
 #include "base/state_plan.h"
 
 namespace asbx {
@@ -80,6 +81,7 @@ struct LaunchPlan {
   std::string socket;                    // podman API socket on the seat
   std::string session_dir;               // seat-side scratch for this session
   StatePlan state;                       // what of HOME is kept, and where (docs/STATE.md)
+  GitPlan git;                           // the workspace's repository: copied, swept, scanned (docs/MOUNTS.md)
   bool operator==(const LaunchPlan&) const = default;
 };
 

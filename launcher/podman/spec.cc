@@ -55,6 +55,15 @@ json state_plan_json(const StatePlan& s) {
           {"export_area", s.export_area}};
 }
 
+// Not in the create body: what the launcher copies, sweeps and scans around the agent (docs/MOUNTS.md).
+json git_plan_json(const GitPlan& g) {
+  if (g.shape.empty()) return nullptr;
+  json swept = json::array();
+  for (const auto& d : g.writable) swept.push_back(d.path);
+  return {{"shape", g.shape},   {"workspace", g.workspace.path}, {"gitdir", g.gitdir.path.empty() ? json(nullptr) : json(g.gitdir.path)},
+          {"copied", g.copied}, {"swept", swept}};
+}
+
 }  // namespace
 
 json create_body(const LaunchPlan& plan) {
@@ -112,6 +121,7 @@ json plan_json(const LaunchPlan& plan) {
       {"session_dir", plan.session_dir},
       {"egress", egress_plan_json(plan.egress)},
       {"state", state_plan_json(plan.state)},
+      {"git", git_plan_json(plan.git)},
       {"create_body", create_body(plan)},
   };
 }

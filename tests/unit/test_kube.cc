@@ -271,3 +271,14 @@ TEST_CASE("kube: an egress session keeps the deny-all policy, names its list and
     CHECK(std::string(e.what()).rfind("kube: the egress list 'a-very-long-name", 0) == 0);
   }
 }
+
+TEST_CASE("kube: a plain clone is refused (a Pod has no launcher to copy its HEAD and index back)") {
+  LaunchPlan plan = session_plan();
+  plan.git.shape = "plain";
+  plan.git.workspace.path = "/srv/ws/proj";
+  CHECK_THROWS_WITH_AS(kube_manifest(plan),
+                       "kube: workspace '/srv/ws/proj' is a plain clone: its '.git' becomes a tmpfs the launcher fills "
+                       "before the agent and copies back after it, which a Pod cannot do; give a linked worktree and "
+                       "its --git-mirror (git worktree add), or a workspace without a repository",
+                       Error);
+}
