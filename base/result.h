@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/git_report.h"
 #include "base/state_report.h"
 
 namespace asbx {
@@ -39,6 +40,7 @@ struct SessionResult {
   bool credential_refreshed_in_container = false;
   std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/lifecycle/home.cc)
   StateReport state;  // what of the agent's state came back (docs/STATE.md)
+  GitReport git;      // the workspace's git after the agent (docs/MOUNTS.md, "After the agent")
   std::int64_t started_unix = 0;
   std::int64_t setup_ms = 0;  // until the agent started
   std::int64_t run_ms = 0;    // the agent's own run
