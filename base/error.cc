@@ -34,6 +34,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::seat_full, 222, "seat_full", "sandbox-run --slots N: every slot of the seat is taken (the caller tries the next seat)"},
       {ErrorKind::credential_expiring, 223, "credential_expiring", "the credential would need a refresh before the session can end (refresh it on the host first)"},
       {ErrorKind::egress_unavailable, 224, "egress_unavailable", "the egress door (the proxy's listener inside the container) could not be opened; nothing ran"},
+      {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
   };
   return table;
 }

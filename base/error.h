@@ -33,6 +33,7 @@ enum class ErrorKind {
   seat_full,
   credential_expiring,
   egress_unavailable,
+  host_git_unavailable,
 };
 
 struct ExitCodeRow {

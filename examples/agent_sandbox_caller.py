@@ -40,6 +40,7 @@ EXIT_CODES = {
     "seat_full": 222,
     "credential_expiring": 223,
     "egress_unavailable": 224,
+    "host_git_unavailable": 227,
 }
 
 
@@ -77,6 +78,7 @@ class UnsafeRefused(LauncherError): kind = "unsafe_refused"
 class SeatFull(LauncherError): kind = "seat_full"
 class CredentialExpiring(LauncherError): kind = "credential_expiring"
 class EgressUnavailable(LauncherError): kind = "egress_unavailable"
+class HostGitUnavailable(LauncherError): kind = "host_git_unavailable"
 # Not in the launcher's table: the contract itself was broken (no record, wrong stdout).
 class ContractBroken(LauncherError): kind = "contract_broken"
 

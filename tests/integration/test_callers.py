@@ -49,6 +49,8 @@ NOT_FORCIBLE_HERE = {
     "seat_full": "only sandbox-run --slots on a full seat (tests/integration/test_remote.py)",
     "egress_unavailable": "needs the door into a created container's netns to fail; no honest trigger on a working "
                           "seat (the door failing closed is unit-tested in tests/unit/test_egress.cc)",
+    "host_git_unavailable": "only `agent-sandbox git` returns it, when /usr/bin/git is missing or cannot be run; this "
+                            "seat has git, and a session never runs it",
 }
 
 
