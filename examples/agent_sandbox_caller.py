@@ -1,12 +1,13 @@
 """Reference caller of agent-sandbox's capture contract (docs/CALLERS.md).
 
 Standard library only; copy it into a dispatcher. It runs exactly one program, the
-launcher, and never anything on the host: a launcher failure raises, it is never retried
+launcher (also for the dispatcher's own git steps: `run_git`), and never anything else on the host: a launcher failure raises, it is never retried
 another way. An agent's own exit code, zero or not, is a normal return.
 
     run = run_captured(["codex", "exec", "fix the tests"], log_path="/var/log/d/job-7.log",
                        status_path="/var/log/d/job-7.json", session_id="job-7")
     run.exit_code, run.log_path, run.record
+    run_git(workspace, ["log", "--format=%H", "-1"]).stdout   # the host's git, through the launcher
 """
 import json
 import os
@@ -109,6 +110,20 @@ def run_captured(command, log_path, status_path, session_id=None, options=(), la
     stderr = proc.stderr.decode(errors="replace").strip()
     _check_stdout(proc.stdout, log_path, proc.returncode, record, stderr)
     return _classify(proc.returncode, record, log_path, stderr)
+
+
+def run_git(workspace, args, git_mirror=None, launcher="agent-sandbox", **run):
+    """The dispatcher's own git steps in a workspace an agent wrote (commit, log, diff, push), through
+    `agent-sandbox git`: never the host's plain git, which would obey what the agent left there
+    (docs/CALLERS.md). Returns git's CompletedProcess (any git code); raises a LauncherError subclass
+    when the launcher itself refused (a launcher code, 200-231)."""
+    argv = [launcher, "git", "--workspace", str(workspace)]
+    argv += ["--git-mirror", str(git_mirror)] if git_mirror else []
+    proc = subprocess.run([*argv, "--", *args], capture_output=True, text=True, **run)
+    kind = KIND_OF_CODE.get(proc.returncode)
+    if kind:
+        raise ERRORS[kind](proc.stderr.strip(), proc.returncode)
+    return proc
 
 
 def _remove_stale(path):

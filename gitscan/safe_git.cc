@@ -16,7 +16,8 @@ const GitOverride kFixed[] = {
     {"sequence.editor", "true"},
     {"core.pager", "cat"},                // --no-pager and GIT_PAGER=cat too
     {"credential.helper", ""},            // resets the list: no helper from any file
-    {"diff.ignoreSubmodules", "all"},     // status and diff never enter an embedded repository
+    {"diff.ignoreSubmodules", "dirty"},   // status and diff never look inside an embedded repository (its
+                                          // commit changes still show, for review)
     {"status.submoduleSummary", "false"},
     {"submodule.recurse", "false"},
     {"fetch.recurseSubmodules", "false"},

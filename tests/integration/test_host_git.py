@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 
-from harness import CODES, SeatTest, readable_copies, session_containers
+from harness import CODES, SeatTest, readable_copies, session_containers, unavailable
 
 OWNER = 1000     # the workspace's owner; a root caller's agent runs as it
 NOBODY = 65534
@@ -99,7 +99,8 @@ class HostGit(SeatTest):
         """A program run as the workspace's owner: its uid, its HOME, nothing of ours."""
         env = [f"{k}={v}" for k, v in {**ENV_BASE, "HOME": str(self.home)}.items()] + list(extra)
         return subprocess.run(["setpriv", "--reuid", str(OWNER), "--regid", str(OWNER), "--clear-groups", "env", "-i",
-                               *env, *argv], cwd=cwd, input=input, capture_output=True, text=True, timeout=60)
+                               *env, *argv], cwd=cwd, input=input, capture_output=True, text=True, errors="replace",
+                              timeout=60)
 
     def owner_git(self, *args, cwd, **kw):
         return self.owner("git", *args, cwd=cwd, **kw)
@@ -107,7 +108,7 @@ class HostGit(SeatTest):
     def root_git(self, *args, cwd):
         env = {**ENV_BASE, "HOME": str(self.seat.dir)}
         return subprocess.run(["git", "-c", "safe.directory=*", "-c", "user.name=r", "-c", "user.email=r@r", *args],
-                              cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+                              cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=60)
 
     def safe_git(self, ws, *args, mirror=None, as_owner=True, cwd=None, input=None):
         """agent-sandbox git, as the owner (the dispatched case) or as root (a rootful dispatcher)."""
@@ -119,7 +120,7 @@ class HostGit(SeatTest):
                               extra=[f"XDG_CONFIG_HOME={self.seat.config_home}"])
         env = {**ENV_BASE, "HOME": str(self.seat.dir), "XDG_CONFIG_HOME": str(self.seat.config_home)}
         return subprocess.run(argv, cwd=cwd or self.seat.dir, env=env, input=input, capture_output=True, text=True,
-                              timeout=60)
+                              errors="replace", timeout=60)
 
     def everyday_git(self, run, ws):
         """What a dispatcher and a person do after a session: status, diff, add, commit, log."""
@@ -672,3 +673,135 @@ class SafeGitContract(HostGit):
         plain("init", "-q", cwd=inner)
         self.assertEqual(self.safe_git(ws, "rev-parse", "--git-dir", cwd=inner, as_owner=False).stdout,
                          f"{ws}/.git\n")
+
+
+class EveryEnding(HostGit):
+    """The sweep, the strip and the report run on every ending after start, not only a clean exit."""
+
+    PLANT = AGENT + ("ln -sf {victim} .git/logs/HEAD && cp /usr/bin/id s && chmod 4755 s && "
+                     "mkdir sub && git -C sub init -q && echo planted && {then}\n")
+
+    def assertSwept(self, ws, record):
+        self.assertIn({"path": str(ws / ".git" / "logs" / "HEAD"), "kind": "symlink"}, record["git"]["removed"])
+        self.assertEqual([s["path"] for s in record["git"]["setid_stripped"]], [str(ws / "s")])
+        self.assertEqual([(f["path"], f["kind"]) for f in record["git"]["findings"]],
+                         [(str(ws / "sub"), "embedded_repository")])
+        self.assertIn("git", record["durations_ms"]["phases"])
+        self.assertFalse((ws / ".git" / "logs" / "HEAD").is_symlink())
+        self.assertEqual(stat.S_IMODE(os.lstat(ws / "s").st_mode), 0o755)
+
+    def test_timeout(self):
+        ws = self.clone("end-timeout")
+        proc, record = self.seat.status("--id", "hg-end-timeout", "--workspace", str(ws), "--timeout", "5s", "--",
+                                        "bash", "-c", self.PLANT.format(victim=self.victim, then="sleep 60"))
+        self.assertEqual(record["error_kind"], "killed_timeout", proc.stderr)
+        self.assertSwept(ws, record)
+
+    def test_signal(self):
+        ws = self.clone("end-signal")
+        status = self.seat.dir / "signal.json"
+        p = subprocess.Popen([str(self.launcher_path()), "--status-file", str(status), "--id", "hg-end-signal",
+                              "--workspace", str(ws), "--", "bash", "-c",
+                              self.PLANT.format(victim=self.victim, then="sleep 60")],
+                             env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(p.stdout.readline(), b"planted\n")
+        p.send_signal(15)
+        p.communicate(timeout=60)
+        record = json.loads(status.read_text())
+        self.assertEqual((record["outcome"], record["cause"]), ("killed", "signal"))
+        self.assertSwept(ws, record)
+
+    def test_out_of_memory(self):
+        ws = self.clone("end-oom")
+        proc, record = self.seat.status("--id", "hg-end-oom", "--workspace", str(ws), "--memory", "64m", "--",
+                                        "bash", "-c", self.PLANT.format(victim=self.victim,
+                                                                        then="head -c 300m /dev/zero | tail > /dev/null"))
+        self.assertTrue(record["counters"]["oom_killed"], record)
+        self.assertSwept(ws, record)
+
+    @staticmethod
+    def launcher_path():
+        from harness import LAUNCHER
+        return LAUNCHER
+
+
+class Rootless(HostGit):
+    """The rootless seat: the agent is the seat user itself (keep-id), so everything it writes is that
+    user's — the case the issue names. The same structure holds: a plain clone's config and hooks are
+    read-only inside, the sweep and the strip run, commits land; the seat user's plain git runs nothing."""
+
+    USER = "asbx-rootless"
+
+    def setUp(self):
+        super().setUp()
+        import pwd
+        try:
+            self.uid = pwd.getpwnam(self.USER).pw_uid
+        except KeyError:
+            unavailable(self, "no rootless seat user " + self.USER)
+        self.socket = f"/run/user/{self.uid}/podman/podman.sock"
+        if not os.path.exists(self.socket):
+            unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
+        self.user_home = pwd.getpwnam(self.USER).pw_dir
+        self.launcher, _ = readable_copies()
+        self.seat.write(f'socket = "{self.socket}"\nimage = "localhost/agent-sandbox:latest"\n'
+                        f'workspace_root = "{self.seat.workspaces}"\nruntime_dir = "{self.seat.dir}/run"\n'
+                        "waive_unenforced_limits = true\n")
+
+    def as_user(self, *argv, cwd):
+        env = [f"HOME={self.user_home}", "PATH=/usr/bin:/bin", f"XDG_RUNTIME_DIR=/run/user/{self.uid}",
+               f"XDG_CONFIG_HOME={self.seat.config_home}", f"XDG_STATE_HOME={self.seat.state_home}", "LANG=C.UTF-8",
+               "GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@u", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@u"]
+        return subprocess.run(["runuser", "-u", self.USER, "--", "env", "-i", *env, *argv], cwd=cwd,
+                              capture_output=True, text=True, timeout=180)
+
+    def test_rootless_plain_clone(self):
+        ws = self.clone("rl")
+        for path in (self.seat.dir, *self.seat.dir.rglob("*")):
+            os.lchown(path, self.uid, self.uid)
+        fs = self.trap("fsmonitor")
+        status = self.seat.dir / "rl.json"
+        script = AGENT + (f"(git config core.fsmonitor {fs}) 2>/dev/null || echo config-refused; "
+                          f"(echo x > .git/hooks/post-commit) 2>/dev/null || echo hook-refused; "
+                          "echo b > b.txt && git add b.txt && git commit -qm inside && echo committed; "
+                          f"ln -sf {self.victim} .git/logs/HEAD; cp /usr/bin/id s && chmod 4755 s")
+        proc = self.as_user(str(self.launcher), "--status-file", str(status), "--id", "hg-rootless", "--workspace",
+                            str(ws), "--", "bash", "-c", script, cwd="/")
+        record = json.loads(status.read_text())
+        self.assertEqual((proc.returncode, record["error_kind"]), (0, None), proc.stderr)
+        self.assertEqual(proc.stdout, "config-refused\nhook-refused\ncommitted\n")
+        self.assertEqual(record["mode"], "rootless")
+        self.assertIn({"path": str(ws / ".git" / "logs" / "HEAD"), "kind": "symlink"}, record["git"]["removed"])
+        self.assertEqual([s["path"] for s in record["git"]["setid_stripped"]], [str(ws / "s")])
+        self.assertEqual(self.as_user("git", "log", "-1", "--format=%s", cwd=ws).stdout, "inside\n")
+        self.assertEqual(self.as_user("git", "status", "--porcelain", cwd=ws).stdout, "?? s\n")
+        self.assertEqual(self.fired(), [])
+
+
+class CallerExample(HostGit):
+    """examples/agent_sandbox_caller.py's run_git: the dispatcher's git steps through agent-sandbox git."""
+
+    def test_run_git_returns_gits_result_and_raises_the_launchers_refusals(self):
+        import sys
+        from harness import LAUNCHER, ROOT
+        sys.path.insert(0, str(ROOT / "examples"))
+        import agent_sandbox_caller as caller
+        ws = self.clone("caller")
+        (ws / "sub").mkdir()
+        plain("init", "-q", cwd=ws / "sub")
+        (ws / "sub" / "f").write_text("x\n")
+        plain("-C", "sub", "add", "f", cwd=ws)
+        plain("-C", "sub", "commit", "-qm", "s", cwd=ws)
+        plain("add", "sub", cwd=ws)
+        plain("config", "core.fsmonitor", str(self.trap("fsmonitor")), cwd=ws / "sub")  # after our own gits
+        env = {**ENV_BASE, "HOME": str(self.seat.dir), "XDG_CONFIG_HOME": str(self.seat.config_home)}
+        steps = [["add", "-A"], ["-c", "user.name=d", "-c", "user.email=d@d", "commit", "-qm", "agent: job"],
+                 ["log", "--format=%s", "-1"], ["diff", "HEAD~1", "--stat"]]
+        results = [caller.run_git(ws, step, launcher=str(LAUNCHER), env=env) for step in steps]
+        self.assertEqual([r.returncode for r in results], [0, 0, 0, 0], [r.stderr for r in results])
+        self.assertEqual(results[2].stdout, "agent: job\n")
+        self.assertEqual(self.fired(), [])
+        self.assertEqual(caller.run_git(ws, ["rev-parse", "--verify", "nope"], launcher=str(LAUNCHER), env=env)
+                         .returncode, 128)
+        with self.assertRaises(caller.WorkspaceRejected):
+            caller.run_git(self.seat.dir, ["status"], launcher=str(LAUNCHER), env=env)

@@ -87,7 +87,7 @@ TEST_CASE("agent-sandbox git: fixed rows, and every driver and remote of the rep
   CHECK(value_of(rows, "credential.helper") == "");
   CHECK(value_of(rows, "protocol.ext.allow") == "never");
   CHECK(value_of(rows, "protocol.file.allow") == "never");
-  CHECK(value_of(rows, "diff.ignoreSubmodules") == "all");
+  CHECK(value_of(rows, "diff.ignoreSubmodules") == "dirty");
   CHECK(value_of(rows, "filter.Evil.clean") == "");
   CHECK(value_of(rows, "filter.Evil.process") == "");
   CHECK(value_of(rows, "filter.Evil.required") == "false");
