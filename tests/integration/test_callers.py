@@ -306,7 +306,8 @@ class NoHostExecInTheLauncher(SeatTest):
     EXEC_CALL = re.compile(r"\b(exec[lv]\w*|posix_spawn\w*|system|popen|v?fork)\s*\(")
     STRING = re.compile(r'"(?:\\.|[^"\\])*"')
     # The one exception: the NoNewPrivs re-exec runs /usr/bin/systemd-run and /usr/bin/systemctl,
-    # and nothing else (it refuses any other argv[0]; docs/PREFLIGHT.md).
+    # and `agent-sandbox git` replaces itself with /usr/bin/git; nothing else (the site refuses any
+    # other argv[0]; docs/PREFLIGHT.md, docs/CALLERS.md).
     SPAWN_SITE = pathlib.Path("preflight/spawn.cc")
     SPAWN_SYMBOLS = ("execv", "fork")
 
