@@ -113,6 +113,13 @@ bool read_entry(Reader& r, char first, const std::string& section, GitConfigEntr
   return read_value(r, e.value);
 }
 
+// A name the agent chose, in a message: printable ASCII only.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  return out;
+}
+
 bool falsy(const std::string& v) {
   std::string l;
   for (char c : v) l += lower(c);
@@ -174,7 +181,7 @@ GitConfigParse parse_git_config(std::string_view text, std::size_t max_entries) 
     } else {
       GitConfigEntry e;
       e.line = line;
-      if (!read_entry(r, c, section, e)) return fail("bad value for a key of [" + section + "]");
+      if (!read_entry(r, c, section, e)) return fail("bad value for a key of [" + printable(section) + "]");
       if (out.entries.size() >= max_entries) return fail("more than " + std::to_string(max_entries) + " entries");
       out.entries.push_back(std::move(e));
     }

@@ -13,6 +13,7 @@
 #include "launcher/podman/cgroup_counters.h"
 #include "base/error.h"
 #include "base/fdio.h"
+#include "gitscan/config.h"
 #include "plan/network.h"
 #include "launcher/remote/quote.h"
 #include "launcher/lifecycle/status.h"
@@ -105,3 +106,10 @@ TEST_CASE("an absurd cpu.stat usage_usec saturates instead of overflowing") {
   CHECK(sample("9223372036854775").cpu_usage_ns == 9223372036854775000);
   CHECK(sample("4000").cpu_usage_ns == 4000000);
 }
+
+TEST_CASE("fuzz finding: a git config error names a section of non-UTF-8 bytes printably (fuzz/git_config)") {
+  // fuzz/corpus/git_config/nonascii-section: the message reaches the record, which is JSON.
+  std::string text = "\xEF\xBB\xBF[remote \"owi\xff\xffgin\"]\r\n\turl \xc0x\r\n";
+  CHECK(parse_git_config(text).error == "line 2: bad value for a key of [remote.owi??gin]");
+}
+
