@@ -46,7 +46,7 @@ struct SessionResult {
   std::int64_t run_ms = 0;    // the agent's own run
   std::int64_t total_ms = 0;
   // Where the time went, step by step, in order (gc, image, create, init, checks, attach, start,
-  // agent, wait, conclude, remove): the record's durations_ms.phases.
+  // agent, wait, conclude, remove, and git with a workspace): the record's durations_ms.phases.
   std::vector<std::pair<std::string, std::int64_t>> phase_ms;
   nlohmann::json egress;  // null without --egress; else egress/tally.h's record
 };

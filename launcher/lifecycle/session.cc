@@ -58,7 +58,7 @@ class Session {
     collect_state_once();  // an ending that threw after start: the HOME fd still pins the tmpfs
     // Every ending after start, the container gone (nothing of the agent runs any more):
     // what it left in the workspace and the git dirs is swept and scanned (gitguard/guard.h).
-    if (started_) timed("git", [&] { git_.conclude(plan_, result_); });
+    if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
     result_.total_ms = steady_ms() - t0;
     return result_;
   }
