@@ -88,15 +88,17 @@ GitdirFiles GitGuard::worktree_files(const LaunchPlan& plan) const {
 
 void GitGuard::stage(const ContainerRoot& root, const LaunchPlan& plan) {
   if (!gitdir_) return;
-  before_ = tmpfs_.stage(root, plan, common_.get());
-  before_.merge(worktree_files(plan));
-  refs_before_ = read_refs(writable_[1].get(), file(before_, "packed-refs"), file(before_, "HEAD"), plan.git.hash_len);
+  GitdirFiles before = tmpfs_.stage(root, plan, common_.get());
+  before.merge(worktree_files(plan));
+  // Only what the comparison after the agent needs is kept (an index can be 64 MiB).
+  refs_before_ = read_refs(writable_[1].get(), file(before, "packed-refs"), file(before, "HEAD"), plan.git.hash_len);
+  gitlinks_before_ = gitlinks_of(before, plan.git.hash_len);
   staged_ = true;
 }
 
 void GitGuard::scan_git(const LaunchPlan& plan, const GitdirFiles& left, WalkBudget& budget, GitReport& r) {
   std::size_t hash = plan.git.hash_len;
-  HistoryScan scan{writable_[0].get(), hash, plan.git.workspace.path, gitlinks_of(before_, hash), 0};
+  HistoryScan scan{writable_[0].get(), hash, plan.git.workspace.path, gitlinks_before_, 0};
   for (const auto& g : gitlinks_of(left, hash))
     if (!scan.known_gitlinks.count(g)) {
       r.find({plan.git.workspace.path + "/" + g, "gitlink", {}, "to the index"});

@@ -9,6 +9,8 @@
 //            setuid/setgid, copy the tmpfs files back, scan for what a host git would obey;
 //            the record's `git` object and one warning per finding. Never throws.
 #pragma once
+#include <set>
+#include <string>
 #include <vector>
 
 #include "base/beneath.h"
@@ -35,8 +37,8 @@ class GitGuard {
   UniqueFd workspace_, gitdir_, common_;
   std::vector<UniqueFd> writable_;  // as plan.git.writable
   TmpfsGitdir tmpfs_;
-  GitdirFiles before_;
   RefState refs_before_;
+  std::set<std::string> gitlinks_before_;
   std::int64_t session_start_ = 0;
   bool staged_ = false;
 };
