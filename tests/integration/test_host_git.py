@@ -581,6 +581,8 @@ class SafeGitConfiguration(HostGit):
         ("credential", [("credential.helper", "{trap}")], ["credential", "fill"]),
         ("gpg", [("commit.gpgSign", "true"), ("gpg.program", "{trap}")], ["commit", "-q", "--allow-empty", "-m", "g"]),
         ("include-filter", [("include.path", "../evil.cfg")], ["add", "x.inc"]),
+        ("diff.external", [("diff.external", "{trap}")], ["diff"]),
+        ("uploadpack", [("remote.near.url", "{origin}"), ("remote.near.uploadpack", "{trap}")], ["fetch", "near"]),
     ]
 
     def workspace(self, name, config):
@@ -599,7 +601,8 @@ class SafeGitConfiguration(HostGit):
         (ws / "evil.cfg").write_text(f'[filter "inc"]\n\tclean = {self.trap("include-filter", filter=True)}\n')
         chown_tree(ws)
         for key, value in config:
-            self.assertEqual(self.owner_git("config", key, value.format(trap=trap, hooks=hooks), cwd=ws).returncode, 0)
+            value = value.format(trap=trap, hooks=hooks, origin=self.origin)
+            self.assertEqual(self.owner_git("config", key, value, cwd=ws).returncode, 0)
         return ws
 
     def under_a_terminal(self, argv, ws, as_owner):
