@@ -82,6 +82,21 @@ std::uint64_t content_digest(const std::string& data) {
   return h;
 }
 
+std::optional<std::string> read_file_beneath(int dirfd, const std::string& relative, std::int64_t max_bytes) {
+  UniqueFd fd(open_beneath(dirfd, relative, O_RDONLY | O_NONBLOCK | O_NOCTTY));
+  struct stat st{};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > max_bytes) return std::nullopt;
+  std::string data;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    data.append(buf, static_cast<std::size_t>(n));
+    if (static_cast<std::int64_t>(data.size()) > max_bytes) return std::nullopt;
+  }
+  return data;
+}
+
 std::optional<std::uint64_t> digest_file_under(int dirfd, const std::string& relative, std::int64_t max_bytes) {
   UniqueFd fd(open_under(dirfd, relative, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY, false, true));
   struct stat st{};

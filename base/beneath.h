@@ -43,6 +43,9 @@ int open_beneath(int dirfd, const std::string& relative, int flags, mode_t mode 
 // Returns "" or the reason it failed.
 std::string write_new_file(int dirfd, const std::string& relative, const std::string& data, mode_t mode, bool chown,
                            unsigned uid, unsigned gid);
+// The bytes of a regular file at `relative` under `dirfd` (no symlinks, non-blocking open, no
+// mount crossed); nullopt when missing, not regular, or larger than `max_bytes`.
+std::optional<std::string> read_file_beneath(int dirfd, const std::string& relative, std::int64_t max_bytes);
 // A digest to tell whether a file changed (FNV-1a, 64 bits: not a security boundary,
 // only "is this still the copy we wrote").
 std::uint64_t content_digest(const std::string& data);

@@ -34,6 +34,7 @@ enum class ErrorKind {
   credential_expiring,
   egress_unavailable,
   tripwire,
+  host_git_unavailable,
 };
 
 struct ExitCodeRow {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/egress_plan.h"
+#include "base/git_plan.h"
 #include "base/state_plan.h"
 #include "base/tripwire_plan.h"
 
@@ -82,6 +83,7 @@ struct LaunchPlan {
   std::string session_dir;               // seat-side scratch for this session
   StatePlan state;                       // what of HOME is kept, and where (docs/STATE.md)
   TripwirePlan tripwire;                 // the catch-all device and the decoys (docs/EGRESS.md)
+  GitPlan git;                           // the workspace's repository: copied, swept, scanned (docs/MOUNTS.md)
   bool operator==(const LaunchPlan&) const = default;
 };
 

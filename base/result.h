@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/git_report.h"
 #include "base/state_report.h"
 
 namespace asbx {
@@ -39,12 +40,13 @@ struct SessionResult {
   bool credential_refreshed_in_container = false;
   std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/lifecycle/home.cc)
   StateReport state;  // what of the agent's state came back (docs/STATE.md)
+  GitReport git;      // the workspace's git after the agent (docs/MOUNTS.md, "After the agent")
   std::int64_t started_unix = 0;
   std::int64_t setup_ms = 0;  // until the agent started
   std::int64_t run_ms = 0;    // the agent's own run
   std::int64_t total_ms = 0;
   // Where the time went, step by step, in order (gc, image, create, init, checks, attach, start,
-  // agent, wait, conclude, remove): the record's durations_ms.phases.
+  // agent, wait, conclude, remove, and git with a workspace): the record's durations_ms.phases.
   std::vector<std::pair<std::string, std::int64_t>> phase_ms;
   nlohmann::json egress;  // null without --egress; else egress/tally.h's record
   nlohmann::json tripwire;  // null when the seat turned it off; else launcher/wall/tripwire.h's record

@@ -22,6 +22,17 @@ def dispatch(job_id, command, out_dir, registry=None, seat=None):
                                       session_id=job_id, registry=registry, host=seat, timeout="30m")
 
 
+def commit_session(workspace, job_id, git_mirror=None, launcher="agent-sandbox", env=None):
+    """The dispatcher's host-side git step after a session: commit what the agent changed, through
+    `agent-sandbox git` (docs/CALLERS.md), under which nothing the agent left in the repository runs.
+    Returns the new commit's id."""
+    def git(*args):
+        return agent_sandbox.run_git(workspace, list(args), git_mirror=git_mirror, launcher=launcher, env=env, check=True)
+    git("add", "-A")
+    git("-c", "user.name=dispatcher", "-c", "user.email=dispatcher@localhost", "commit", "-qm", f"agent: {job_id}")
+    return git("rev-parse", "HEAD").stdout.decode().strip()
+
+
 def main(argv):
     if "--" not in argv or not 2 <= argv.index("--") <= 4:
         print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "launcher/doctor/doctor.h"
+#include "launcher/gitguard/safe_git.h"
 #include "base/error.h"
 #include "launcher/podman/gc.h"
 #include "launcher/kube/kube_cli.h"
@@ -146,6 +147,11 @@ int main_for(const std::string& program, int argc, char** argv) {
   state_export->add_option("--wait", export_wait, "wait up to SECONDS for the session to end")->check(CLI::Range(0, 600));
   if (program == "agent-sandbox")  // the caller side checks a registry's seats instead of this host
     doctor->add_option("--registry", remote.registry, "check every seat of this registry over ssh");
+  std::string git_workspace, git_mirror;
+  auto* git = app.add_subcommand("git", "run the host's git for a workspace an agent wrote, so that nothing it wrote can "
+                                        "run: git --workspace WS [--git-mirror M] -- ARGS (docs/CALLERS.md)");
+  git->add_option("--workspace", git_workspace, "the workspace, as given to the session")->required();
+  git->add_option("--git-mirror", git_mirror, "its mirror, for a linked worktree (as given to the session)");
   auto* kube = app.add_subcommand("kube", "print the session as a Kubernetes manifest (YAML); create nothing");
   kube->prefix_command();
   add_session_options(*kube, req);
@@ -169,6 +175,11 @@ int main_for(const std::string& program, int argc, char** argv) {
   if (doctor->parsed()) return print_doctor(doctor_json);
   if (state_export->parsed()) return state_export_main(program, export_id, export_wait);
   if (kube->parsed()) return kube_command(program, kube->remaining(), req, remote);
+  if (git->parsed()) {
+    if (!git->remaining().empty())
+      return usage_error(program, "git: unexpected '" + git->remaining()[0] + "': git's arguments go after '--'", req);
+    return safe_git_main(program, git_workspace, git_mirror, req.argv);
+  }
   auto rest = app.remaining();
   if (!rest.empty() && rest[0].size() > 1 && rest[0][0] == '-')
     return usage_error(program, "unknown option '" + rest[0] + "'; run '" + program + " --help'", req);

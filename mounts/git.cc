@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "gitscan/config.h"
 #include "mounts/workspace.h"
 
 namespace asbx {
@@ -14,17 +15,10 @@ namespace {
 // Paths the container's own layout owns: a git dir may never be bound over them.
 const std::vector<std::string> kReserved = {"/proc", "/sys", "/dev", "/etc", "/usr", "/run", "/sandbox",
                                             "/sandbox-secrets", "/sandbox-report"};
-// Written by a commit inside: bound read-write over the read-only mirror.
-const std::vector<std::string> kWritable = {"objects", "refs", "logs"};
-// Inside those, what git obeys: bound read-only again (alternates would make the host's
-// git read objects from wherever the agent names).
-const std::vector<std::string> kReadOnlyAgain = {"objects/info"};
 // In the worktree's own gitdir: the link back and the link to the mirror.
 const std::vector<std::string> kLinkFiles = {"commondir", "gitdir"};
 
-[[noreturn]] void unmountable(const std::string& ws, const std::string& why) {
-  throw Error(ErrorKind::git_unmountable, "workspace '" + ws + "': " + why);
-}
+[[noreturn]] void unmountable(const std::string& ws, const std::string& why) { git_unmountable(ws, why); }
 
 std::string trim(std::string s) {
   auto first = s.find_first_not_of(" \t\r\n");
@@ -67,14 +61,7 @@ std::string checked_mirror(const std::string& ws, const std::string& mirror, con
 }
 
 Mount bind(const std::string& ws, const std::string& path, bool rw, bool dir) {
-  struct stat st{};
-  if (::lstat(path.c_str(), &st) != 0 || (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
-    unmountable(ws, "'" + path + "' is not a " + (dir ? "directory" : "regular file") + " (" +
-                        (dir ? "mkdir it in the mirror" : "repair the worktree with git worktree repair") + ")");
-  Mount m{"bind", path, path, {"rbind", rw ? "rw" : "ro"}};
-  m.source_dev = st.st_dev;
-  m.source_ino = st.st_ino;
-  return m;
+  return git_bind(ws, path, path, rw, dir, dir ? "mkdir it in the mirror" : "repair the worktree with git worktree repair");
 }
 
 // The first line of a link file in the gitdir, resolved against `base`.
@@ -103,13 +90,15 @@ std::string join_git_path(const std::string& base, const std::string& value) {
   return !value.empty() && value[0] == '/' ? value : base + "/" + value;
 }
 
-std::vector<Mount> plan_git_mounts(const std::string& ws, const std::string& mirror_arg,
-                                   const std::vector<std::string>& git_roots) {
+namespace {
+
+GitMounts plan_linked_worktree(const WorkspaceMount& w, const std::string& mirror_arg,
+                               const std::vector<std::string>& git_roots) {
+  const std::string& ws = w.host_path;
   std::string dotgit = ws + "/.git";
   struct stat st{};
-  bool linked = ::lstat(dotgit.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
-  if (!linked && mirror_arg.empty()) return {};
-  if (!linked) unmountable(ws, "--git-mirror is named but the workspace has no '.git' file (not a linked worktree)");
+  if (::lstat(dotgit.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
+    unmountable(ws, "--git-mirror is named but the workspace has no '.git' file (not a linked worktree)");
   if (!S_ISREG(st.st_mode)) unmountable(ws, "'.git' is neither a directory nor a gitdir file");
   if (mirror_arg.empty())
     unmountable(ws, "it is a linked worktree: name its mirror (the common dir) with --git-mirror PATH; "
@@ -128,12 +117,65 @@ std::vector<Mount> plan_git_mounts(const std::string& ws, const std::string& mir
   if (enables_worktree_config(mirror))
     unmountable(ws, "the mirror's config enables extensions.worktreeConfig: the worktree's own config would be "
                     "written by the agent");
-  std::vector<Mount> mounts{bind(ws, mirror, false, true)};
-  for (const auto& dir : kWritable) mounts.push_back(bind(ws, mirror + "/" + dir, true, true));
-  for (const auto& dir : kReadOnlyAgain) mounts.push_back(bind(ws, mirror + "/" + dir, false, true));
-  mounts.push_back(bind(ws, gitdir, true, true));
-  for (const auto& file : kLinkFiles) mounts.push_back(bind(ws, gitdir + "/" + file, false, false));
-  return mounts;
+  GitMounts out;
+  plan_tmpfs_root(ws, mirror, mirror, true, out);  // the mirror's root: a tmpfs at its own path
+  out.mounts.push_back(bind(ws, gitdir, true, true));
+  GitPlan& g = out.git;
+  g.gitdir = pinned(out.mounts.back());
+  for (const auto& file : kLinkFiles) out.mounts.push_back(bind(ws, gitdir + "/" + file, false, false));
+  // The link itself: read-only, so it can be neither rewritten nor replaced (a mount point).
+  out.mounts.push_back(git_bind(ws, dotgit, w.container_path + "/.git", false, false,
+                                "repair the worktree with git worktree repair"));
+  g.shape = "linked_worktree";
+  g.mirror = mirror;
+  g.writable.push_back(g.gitdir);
+  return out;
+}
+
+}  // namespace
+
+[[noreturn]] void git_unmountable(const std::string& ws, const std::string& why) {
+  throw Error(ErrorKind::git_unmountable, "workspace '" + ws + "': " + why);
+}
+
+Mount git_bind(const std::string& ws, const std::string& source, const std::string& destination, bool rw, bool dir,
+               const std::string& remedy) {
+  struct stat st{};
+  if (::lstat(source.c_str(), &st) != 0 || (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+    git_unmountable(ws, "'" + source + "' is not a " + (dir ? "directory" : "regular file") + " (" + remedy + ")");
+  Mount m{"bind", source, destination, {"rbind", rw ? "rw" : "ro"}};
+  m.source_dev = st.st_dev;
+  m.source_ino = st.st_ino;
+  return m;
+}
+
+PinnedDir pinned(const Mount& m) { return {m.source, m.source_dev, m.source_ino}; }
+
+std::size_t config_hash_len(const std::string& config_path) {
+  std::ifstream in(config_path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  return object_id_bytes(parse_git_config(text).entries);
+}
+
+GitMounts plan_git(const WorkspaceMount& ws, const std::string& mirror, const std::vector<std::string>& git_roots) {
+  struct stat st{};
+  bool exists = ::lstat((ws.host_path + "/.git").c_str(), &st) == 0;
+  GitMounts out;
+  if (exists && S_ISDIR(st.st_mode) && mirror.empty()) out = plan_plain_clone(ws);
+  else if (exists || !mirror.empty()) out = plan_linked_worktree(ws, mirror, git_roots);
+  else out.git.shape = "none";
+  out.git.workspace = pinned(ws.mount);
+  out.git.container_workspace = ws.container_path;
+  return out;
+}
+
+std::vector<Mount> plan_git_mounts(const std::string& workspace, const std::string& mirror,
+                                   const std::vector<std::string>& git_roots) {
+  WorkspaceMount ws;
+  ws.host_path = workspace;
+  ws.container_path = "/sandbox/workspaces/" + workspace.substr(workspace.rfind('/') + 1);
+  ws.mount = Mount{"bind", workspace, ws.container_path, {"rbind", "rw"}};
+  return plan_git(ws, mirror, git_roots).mounts;
 }
 
 }  // namespace asbx

@@ -67,8 +67,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # nlohmann-json and CLI11 are header-only, doctest is the unit tests' only.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "podman, uidmap, slirp4netns, systemd")
-# python3: for the caller library only (agent_sandbox); a seat host needs none, so not Depends.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dbus-user-session, fuse-overlayfs, openssh-server, python3")
+# python3: for the caller library only (agent_sandbox); git: agent-sandbox git runs /usr/bin/git.
+# A seat host needs neither, so not Depends.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dbus-user-session, fuse-overlayfs, openssh-server, python3, git")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
     WORLD_READ WORLD_EXECUTE)

@@ -118,7 +118,9 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
     WorkspaceMount ws = plan_workspace(*req.workspace, seat.workspace_root);
     plan.mounts.push_back(ws.mount);
     plan.workdir = ws.container_path;
-    for (auto& m : plan_git_mounts(ws.host_path, req.git_mirror.value_or(""), seat.git_roots)) plan.mounts.push_back(m);
+    GitMounts git = plan_git(ws, req.git_mirror.value_or(""), seat.git_roots);
+    plan.mounts.insert(plan.mounts.end(), git.mounts.begin(), git.mounts.end());
+    plan.git = std::move(git.git);
   } else if (req.git_mirror) {
     throw Error(ErrorKind::usage, "--git-mirror needs --workspace (the linked worktree whose mirror it is)");
   }

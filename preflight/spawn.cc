@@ -30,6 +30,16 @@ pid_t spawn_helper(const std::vector<std::string>& argv, const sigset_t& child_m
   _exit(127);
 }
 
+void exec_host_git(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] != kHostGit)
+    throw Error(ErrorKind::internal, "refusing to run '" + (argv.empty() ? "" : argv[0]) +
+                                         "': agent-sandbox git runs only " + kHostGit);
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  ::execv(cargv[0], cargv.data());
+}
+
 int wait_status_code(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + WTERMSIG(status);

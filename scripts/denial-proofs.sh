@@ -3,7 +3,8 @@
 # the workspace, secret-looking names in the caller's environment) and asserts from INSIDE:
 #   - the EXACT set of mount destinations (an allowlist with the mode each must have),
 #   - system mounts read-only; the workspace and what a commit writes (objects, refs, logs, the
-#     worktree's gitdir) writable; the mirror's config, hooks and info read-only,
+#     worktree's gitdir) writable; the mirror's config, hooks and info read-only, its root the
+#     session's own tmpfs (nothing written there reaches the host), the `.git` link read-only,
 #   - no other workspace, no ~/.ssh, no podman or bus socket of the host,
 #   - an environment free of secret-looking names.
 # Exit 0 only when every check holds; each check prints one "ok"/"FAIL" line.
@@ -39,13 +40,18 @@ GITDIR=$COMMON/main/.git/worktrees/wt
 INSIDE='
 awk "{print \"mount\", \$5, substr(\$6,1,2)}" /proc/self/mountinfo
 w() { touch "$1/.asbx-probe" 2>/dev/null && rm -f "$1/.asbx-probe" && echo "probe $2 writable" || echo "probe $2 readonly"; }
-w "$PWD" workspace; w "$1" gitdir; w "$2" commondir; w "$2/objects" objects; w "$2/hooks" hooks
+w "$PWD" workspace; w "$1" gitdir; w "$2/objects" objects; w "$2/hooks" hooks
+( : >> "$2/config" ) 2>/dev/null && echo "probe config writable" || echo "probe config readonly"
+( : >> .git ) 2>/dev/null && echo "probe link writable" || echo "probe link readonly"
+touch "$2/.asbx-top" 2>/dev/null && echo "probe top written"
 echo "probe copy $(stat -c %a /sandbox/home/.codex/auth.json 2>&1)"
 echo "probe workspaces $(ls -A /sandbox/workspaces | tr "\n" " ")"
 echo "probe pwd $PWD"
-for p in "$3/.ssh" /root/.ssh /sandbox/home/.ssh /run/podman /run/agent-sandbox /run/dbus /run/user /var/run/docker.sock; do
+for p in "$3/.ssh" /root/.ssh /run/podman /run/agent-sandbox /run/dbus /run/user /var/run/docker.sock; do
   [ -e "$p" ] && echo "probe present $p"
 done
+# the .ssh in HOME holds the tripwire decoys (fake keys, docs/EGRESS.md): the host key must never be there.
+grep -rqsF "not a key" /sandbox/home/.ssh && echo "probe present the host ssh key in /sandbox/home/.ssh"
 find / \( -path /proc -o -path /sys \) -prune -o -type s -print 2>/dev/null | sed "s/^/probe socket /"
 env | cut -d= -f1 | sed "s/^/env /"
 '
@@ -60,6 +66,7 @@ check() {  # check DESCRIPTION COMMAND...
   if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
 }
 # The allowlist: destination → mode. Nothing else may be mounted, nothing here may be missing.
+C=$COMMON/main/.git  # its root is a tmpfs inside (docs/MOUNTS.md), what git obeys bound read-only in it
 declare -A WANT=(
   [/]=ro [/etc/hosts]=ro [/etc/hostname]=ro [/run/.containerenv]=ro [/run/podman-init]=ro
   [/sys]=ro [/proc/bus]=ro [/proc/fs]=ro [/proc/irq]=ro [/proc/sys]=ro [/proc/acpi]=ro
@@ -67,9 +74,10 @@ declare -A WANT=(
   [/proc]=rw [/dev]=rw [/dev/pts]=rw [/dev/shm]=rw [/dev/mqueue]=rw [/sys/fs/cgroup]=rw
   [/proc/keys]=rw [/proc/timer_list]=rw
   [/tmp]=rw [/sandbox/home]=rw
-  [/sandbox/workspaces/wt]=rw ["$GITDIR"]=rw ["$GITDIR/commondir"]=ro ["$GITDIR/gitdir"]=ro
-  ["$COMMON/main/.git"]=ro ["$COMMON/main/.git/objects"]=rw ["$COMMON/main/.git/objects/info"]=ro
-  ["$COMMON/main/.git/refs"]=rw ["$COMMON/main/.git/logs"]=rw
+  [/sandbox/workspaces/wt]=rw [/sandbox/workspaces/wt/.git]=ro
+  ["$GITDIR"]=rw ["$GITDIR/commondir"]=ro ["$GITDIR/gitdir"]=ro
+  ["$C"]=rw ["$C/config"]=ro ["$C/description"]=ro ["$C/HEAD"]=ro ["$C/hooks"]=ro ["$C/info"]=ro
+  ["$C/branches"]=ro ["$C/worktrees"]=ro ["$C/objects"]=rw ["$C/objects/info"]=ro ["$C/refs"]=rw ["$C/logs"]=rw
 )
 declare -A SEEN=()
 while read -r _ dest mode; do
@@ -83,7 +91,10 @@ for dest in "${!WANT[@]}"; do check "mount $dest is present" test -n "${SEEN[$de
 probe() { grep -qx "probe $1" <<<"$OUT"; }
 check "workspace is writable" probe "workspace writable"
 check "gitdir is writable" probe "gitdir writable"
-check "the mirror's top (config) is read-only" probe "commondir readonly"
+check "the mirror's config is read-only" probe "config readonly"
+check "the workspace's .git link is read-only" probe "link readonly"
+check "the mirror's top is the session's own: what was written there is not on the host" \
+  eval 'probe "top written" && ! test -e "$C/.asbx-top"'
 check "the mirror's hooks are read-only" probe "hooks readonly"
 check "the mirror's objects are writable" probe "objects writable"
 check "the credential is a 0600 copy in HOME, never a mount" probe "copy 600"

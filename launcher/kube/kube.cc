@@ -294,6 +294,16 @@ std::string kube_secret_name(const LaunchPlan& plan, const StagedCredential& cre
 }
 
 std::vector<json> kube_manifest(const LaunchPlan& plan) {
+  // A gitdir's root is a tmpfs the launcher fills before the agent and reads back after it (and
+  // sweeps); a Pod has no launcher around it, and binding the root read-write instead would let the
+  // agent plant what the host's next git runs (docs/MOUNTS.md).
+  if (plan.git.shape == "plain" || plan.git.shape == "linked_worktree")
+    throw Error(ErrorKind::git_unmountable,
+                "kube: workspace '" + plan.git.workspace.path + "' holds a repository (" +
+                    (plan.git.shape == "plain" ? "a plain clone" : "a linked worktree") +
+                    "): its gitdir's root becomes a tmpfs the launcher fills before the agent and copies back and "
+                    "sweeps after it, which a Pod cannot do; run it with the launcher, or give a workspace without "
+                    "a repository");
   std::string pod = pod_name(plan);
   bool deny_all = needs_deny_all(plan);
   PodVolumes v = pod_volumes(plan, pod);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "launcher/wall/tripwire.h"
+#include "launcher/gitguard/guard.h"
 #include "launcher/wall/wall.h"
 #include "launcher/podman/attach.h"
 #include "launcher/podman/cgroup_monitor.h"
@@ -56,12 +57,16 @@ class Session {
     }
     cleanup();
     collect_state_once();  // an ending that threw after start: the HOME fd still pins the tmpfs
+    // Every ending after start, the container gone (nothing of the agent runs any more):
+    // what it left in the workspace and the git dirs is swept and scanned (gitguard/guard.h).
+    if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
     result_.total_ms = steady_ms() - t0;
     return result_;
   }
 
  private:
   void prepare() {
+    git_.pin(plan_);  // the validated dirs by fd, before anything exists
     if (!timed("image", [&] { return api_.image_exists(plan_.image); }))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
@@ -101,6 +106,7 @@ class Session {
     check_command(root, state);
     check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
     home_.stage(root, plan_);
+    git_.stage(root, plan_);  // a plain clone's HEAD, index, packed-refs into its tmpfs gitdir
     egress_.open(pid, plan_);  // the door into the container's own namespace (docs/EGRESS.md)
     // The catch-all device and the decoys; in kill mode the first trip stops the agent at once.
     tripwire_.arm(pid, plan_, home_.fd(), [this](const std::string&) { init_.kill(); });
@@ -113,7 +119,7 @@ class Session {
       if (m.type != "bind" || m.source_ino == 0) continue;
       auto st = root.stat_no_symlinks(m.destination);
       if (st && st->st_dev == m.source_dev && st->st_ino == m.source_ino) continue;
-      bool ws = m.destination.rfind("/sandbox/workspaces/", 0) == 0;
+      bool ws = m.source == plan_.git.workspace.path;
       throw Error(ws ? ErrorKind::workspace_rejected : ErrorKind::git_unmountable,
                   "'" + m.source + "' mounted at '" + m.destination +
                       "' is not the directory that was validated (it was replaced between the check and the mount); "
@@ -317,6 +323,7 @@ class Session {
   SessionResult result_;
   CgroupMonitor monitor_;
   SessionHome home_;
+  GitGuard git_;
   EgressWall egress_;
   ContainerInit init_;  // stops the agent should the service die, or the tripwire trip in kill mode
   Tripwire tripwire_;

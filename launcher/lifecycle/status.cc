@@ -70,6 +70,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"credential_refresh_expected", refresh_expected_json(plan, r)},
       {"credentials", credentials_json(plan, r)},
       {"state", state_json(r.state)},
+      {"git", git_json(r.git)},
       {"limits", limits_json(plan, r)},
       {"mode", plan.rootless ? "rootless" : "rootful"},
       {"network", plan.network},

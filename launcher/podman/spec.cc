@@ -62,6 +62,15 @@ json tripwire_plan_json(const TripwirePlan& t) {
           {"listed_dirs", t.listed_dirs}};
 }
 
+// Not in the create body: what the launcher copies, sweeps and scans around the agent (docs/MOUNTS.md).
+json git_plan_json(const GitPlan& g) {
+  if (g.shape.empty()) return nullptr;
+  json swept = json::array();
+  for (const auto& d : g.writable) swept.push_back(d.path);
+  return {{"shape", g.shape},   {"workspace", g.workspace.path}, {"gitdir", g.gitdir.path.empty() ? json(nullptr) : json(g.gitdir.path)},
+          {"copied", g.copied}, {"swept", swept}};
+}
+
 }  // namespace
 
 json create_body(const LaunchPlan& plan) {
@@ -124,6 +133,7 @@ json plan_json(const LaunchPlan& plan) {
       {"egress", egress_plan_json(plan.egress)},
       {"state", state_plan_json(plan.state)},
       {"tripwire", tripwire_plan_json(plan.tripwire)},
+      {"git", git_plan_json(plan.git)},
       {"create_body", create_body(plan)},
   };
 }

@@ -50,6 +50,8 @@ NOT_FORCIBLE_HERE = {
     "seat_full": "only sandbox-run --slots on a full seat (tests/integration/test_remote.py)",
     "egress_unavailable": "needs the door into a created container's netns to fail; no honest trigger on a working "
                           "seat (the door failing closed is unit-tested in tests/unit/test_egress.cc)",
+    "host_git_unavailable": "only `agent-sandbox git` returns it, when /usr/bin/git is missing or cannot be run; this "
+                            "seat has git, and a session never runs it",
 }
 
 
@@ -322,7 +324,8 @@ class NoHostExecInTheLauncher(SeatTest):
     EXEC_CALL = re.compile(r"\b(exec[lv]\w*|posix_spawn\w*|system|popen|v?fork)\s*\(")
     STRING = re.compile(r'"(?:\\.|[^"\\])*"')
     # The one exception: the NoNewPrivs re-exec runs /usr/bin/systemd-run and /usr/bin/systemctl,
-    # and nothing else (it refuses any other argv[0]; docs/PREFLIGHT.md).
+    # and `agent-sandbox git` replaces itself with /usr/bin/git; nothing else (the site refuses any
+    # other argv[0]; docs/PREFLIGHT.md, docs/CALLERS.md).
     SPAWN_SITE = pathlib.Path("preflight/spawn.cc")
     SPAWN_SYMBOLS = ("execv", "fork")
 

@@ -288,12 +288,16 @@ class GitRedirection(GitSeat):
     mount another repository read-write: the caller names the mirror, the link is checked both ways."""
 
     def test_a_redirect_left_by_a_session_is_refused_in_the_next(self):
-        redirect = (f"echo 'gitdir: {self.other}/.git/worktrees/ow' > .git; "
+        link = (self.ws / ".git").read_text()
+        redirect = (f"(echo 'gitdir: {self.other}/.git/worktrees/ow' > .git) 2>/dev/null || echo link-refused; "
                     f"echo {self.other}/.git > {self.gitdir}/commondir 2>/dev/null || echo commondir-refused")
         proc, record = self.session("hostile-git-1", redirect)
         self.assertEqual((proc.returncode, record["error_kind"]), (0, None), proc.stderr)
-        self.assertEqual(proc.stdout, b"commondir-refused\n")
+        self.assertEqual(proc.stdout, b"link-refused\ncommondir-refused\n")  # both bound read-only
+        self.assertEqual((self.ws / ".git").read_text(), link)
         self.assertEqual((self.gitdir / "commondir").read_text(), "../..\n")
+        # A redirect left behind some other way (an older launcher, a host process) is refused next time.
+        (self.ws / ".git").write_text(f"gitdir: {self.other}/.git/worktrees/ow\n")
         proc, record = self.session("hostile-git-2", "true")
         self.assertLauncherError(proc, record, "git_unmountable",
                                  f"workspace '{self.ws}': '.git' names gitdir '{self.other}/.git/worktrees/ow', which "
@@ -590,7 +594,7 @@ class RootCaller(GitSeat):
         proc, record = self.seat.status("--id", "hostile-rootgit", "--workspace", str(ws), "--git-mirror",
                                         str(repo / ".git"), "--", "touch", "ran")
         self.assertLauncherError(proc, record, "git_unmountable",
-                                 f"git dir '{repo}/.git' cannot be reached inside the container: '/root' is owner 0:0, "
+                                 f"git dir '{repo}/.git/config' cannot be reached inside the container: '/root' is owner 0:0, "
                                  "mode 0700 there; the agent runs as 1000:1000: keep the mirror where that user can "
                                  "reach it (outside /root, e.g. git_roots = [\"/srv/agent-sandbox/git-common\"]) and "
                                  "owned by it (chown -R 1000:1000 on the mirror); nothing was started")

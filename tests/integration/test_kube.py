@@ -17,7 +17,8 @@ MARKER = "asbx-kube-MARKER-51c7"  # the credential's content: never in a manifes
 VALIDATOR = ROOT / "scripts" / "kube-validator.sh"
 SESSION = ["--memory", "1g", "--cpus", "1.5", "--pids", "256", "--cpu-shares", "512", "--timeout", "120s"]
 
-# Prints one "row<TAB>value" line per fact into $1 (the workspace), then commits in the workspace.
+# Prints one "row<TAB>value" line per fact into $1 (the workspace), then commits in the repository
+# `repo/` inside it (the workspace itself is no clone: `kube` refuses a plain clone, docs/MOUNTS.md).
 # The same script runs as the launcher's session and as the played Pod's agent container. It does
 # not start with a newline: podman 4.3's `kube play` re-encodes such a string into YAML it then
 # cannot read (docs/KUBERNETES.md, runner quirks).
@@ -52,7 +53,7 @@ row credential "$(stat -c '%a %u' "$c") $(sha256sum < "$c" | cut -c1-64)"
 row credential-dir "$(stat -c '%a %u' "${c%/*}")"
 if echo tampered >> "$c"; then row credential-copy writable; else row credential-copy read-only; fi
 row workdir "$PWD"
-echo "note from $who" > "note-$who.txt"
+cd repo && echo "note from $who" > "note-$who.txt"
 if git add "note-$who.txt" && git -c user.email=agent@sandbox -c user.name=agent commit -q -m "parity $who"; then
   row git-commit ok
 else
@@ -74,6 +75,7 @@ GAPS = {
     "credential-dir": "agent-sandbox/mount-options.VOLUME",
     "mount /tmp": "runner: podman-emptydir",
     "mount /sandbox/home": "runner: podman-emptydir",
+    "interfaces": "tripwire0",  # the launcher's catch-all device: a Pod has none (not carried)
 }
 
 
@@ -91,12 +93,12 @@ class KubeTest(SeatTest):
         super().setUp()
         self.tag = "%d-%d" % (os.getpid(), int(time.time() * 1000) % 100000)
         self.workspace = self.seat.workspaces / "proj"
-        self.workspace.mkdir()
-        git("init", "-q", "-b", "main", cwd=self.workspace)
-        (self.workspace / "README").write_text("seed\n")
-        git("add", "README", cwd=self.workspace)
-        git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "seed", cwd=self.workspace)
-        (self.workspace / ".git" / "info" / "exclude").write_text(".probe-*\n")
+        self.repo = self.workspace / "repo"
+        self.repo.mkdir(parents=True)
+        git("init", "-q", "-b", "main", cwd=self.repo)
+        (self.repo / "README").write_text("seed\n")
+        git("add", "README", cwd=self.repo)
+        git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "seed", cwd=self.repo)
         subprocess.run(["chown", "-R", "%d:%d" % (AGENT_UID, AGENT_UID), str(self.workspace)], check=True)
         self.credential = self.seat.dir / "auth.json"
         self.credential.write_text(json.dumps({"refresh_token": MARKER}))
@@ -238,15 +240,15 @@ class Parity(KubeTest):
             self.assertEqual(side["mount /"].split()[0], "ro")
             self.assertEqual(side["memory"], str(1 << 30))
             self.assertEqual(side["cpu"], "150000/100000")
-            self.assertEqual(side["interfaces"], "lo ")
+            self.assertEqual(side["interfaces"], "lo tripwire0 " if side is launcher else "lo ")
             self.assertEqual(side["mount /sandbox/workspaces/proj"].split()[0], "rw")
             self.assertEqual(side["credential"], "600 1000 " + self.credential_sha)
             self.assertEqual(side["credential-copy"], "writable")
             self.assertEqual(side["workdir"], "/sandbox/workspaces/proj")
             self.assertEqual(side["git-commit"], "ok")
         self.assertEqual(sha256(self.credential.read_bytes()), self.credential_sha, "host credential modified")
-        self.assertEqual(git("log", "--format=%s", cwd=self.workspace).split("\n")[:2], ["parity kube", "parity launcher"])
-        self.assertEqual(git("status", "--porcelain", cwd=self.workspace), "")
+        self.assertEqual(git("log", "--format=%s", cwd=self.repo).split("\n")[:2], ["parity kube", "parity launcher"])
+        self.assertEqual(git("status", "--porcelain", cwd=self.repo), "")
 
 
 if __name__ == "__main__":

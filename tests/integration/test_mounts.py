@@ -108,11 +108,20 @@ class LinkedWorktree(SeatTest):
         mounts = json.loads(proc.stdout)["create_body"]["mounts"]
         common = str(self.main / ".git")
         gitdir = common + "/worktrees/wt1"
+        # The mirror's root is a tmpfs at its own path (docs/MOUNTS.md); what git obeys read-only in it.
+        self.assertIn({"type": "tmpfs", "source": "tmpfs", "destination": common,
+                       "options": ["rw", "size=256m", "nosuid", "nodev", "noexec", "mode=0755", "U", "notmpcopyup"]},
+                      mounts)
         binds = [(m["source"], m["options"]) for m in mounts if m["source"] == m["destination"]]
-        self.assertEqual(binds, [(common, ["rbind", "ro"]), (common + "/objects", ["rbind", "rw"]),
-                                 (common + "/refs", ["rbind", "rw"]), (common + "/logs", ["rbind", "rw"]),
-                                 (common + "/objects/info", ["rbind", "ro"]), (gitdir, ["rbind", "rw"]),
-                                 (gitdir + "/commondir", ["rbind", "ro"]), (gitdir + "/gitdir", ["rbind", "ro"])])
+        ro, rw = ["rbind", "ro"], ["rbind", "rw"]
+        self.assertEqual(binds, [(common + "/config", ro), (common + "/description", ro), (common + "/HEAD", ro),
+                                 (common + "/hooks", ro), (common + "/info", ro), (common + "/branches", ro),
+                                 (common + "/worktrees", ro), (common + "/objects", rw), (common + "/refs", rw),
+                                 (common + "/logs", rw), (common + "/objects/info", ro), (gitdir, rw),
+                                 (gitdir + "/commondir", ro), (gitdir + "/gitdir", ro)])
+        link = [m for m in mounts if m["source"] == str(self.ws / ".git")]
+        self.assertEqual(link, [{"type": "bind", "source": str(self.ws / ".git"),
+                                 "destination": "/sandbox/workspaces/wt1/.git", "options": ro}])
 
     def test_a_linked_worktree_without_a_named_mirror_is_refused(self):
         proc, record = self.seat.status("--id", "credmounts-git-unnamed", "--workspace", str(self.ws), "--", "true")

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/fdio.h"
 #include "egress/http_forward.h"
+#include "gitscan/config.h"
 #include "plan/network.h"
 #include "launcher/remote/quote.h"
 #include "launcher/lifecycle/status.h"
@@ -121,3 +122,9 @@ TEST_CASE("fuzz/http_request: a head at the field limit is not forwarded past it
   h = parse_request_head(raw + "\r\n");
   CHECK_FALSE(plan_forward(h, destination_of(h)).refusal);
 }
+TEST_CASE("fuzz finding: a git config error names a section of non-UTF-8 bytes printably (fuzz/git_config)") {
+  // fuzz/corpus/git_config/nonascii-section: the message reaches the record, which is JSON.
+  std::string text = "\xEF\xBB\xBF[remote \"owi\xff\xffgin\"]\r\n\turl \xc0x\r\n";
+  CHECK(parse_git_config(text).error == "line 2: bad value for a key of [remote.owi??gin]");
+}
+

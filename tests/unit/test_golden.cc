@@ -137,6 +137,21 @@ TEST_CASE("golden: runtime + workspace + git (codex credential, linked worktree)
   check_golden("runtime-workspace-git", build_plan(r, seat, root, fixed_facts()), t.dir.string());
 }
 
+TEST_CASE("golden: workspace that is a plain clone (tmpfs gitdir, its binds)") {
+  TempTree t;
+  for (const char* f : {"HEAD", "config", "index", "hooks/pre-commit.sample", "info/exclude", "objects/info/packs",
+                        "refs/heads/main", "logs/HEAD"})
+    t.write(std::string("workspaces/repo/.git/") + f, "");
+  UserFacts root = user(0, t.s("home"));
+  SeatConfig seat = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\n"
+                                      "runtime_dir = \"/run/agent-sandbox/sessions\"\n"
+                                      "workspace_root = \"" + t.s("workspaces") + "\"\n",
+                                      "/etc/seat.toml", root);
+  Request r = request("g-clone", {"sh", "-c", "make test"});
+  r.workspace = t.s("workspaces/repo");
+  check_golden("plain-clone", build_plan(r, seat, root, fixed_facts()), t.dir.string());
+}
+
 TEST_CASE("golden: rootless (keep-id, the caller's own uid)") {
   UserFacts u = user(1500, "/home/seat");
   u.xdg_runtime_dir = "/run/user/1500";

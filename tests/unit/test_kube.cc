@@ -271,3 +271,18 @@ TEST_CASE("kube: an egress session keeps the deny-all policy, names its list and
     CHECK(std::string(e.what()).rfind("kube: the egress list 'a-very-long-name", 0) == 0);
   }
 }
+
+TEST_CASE("kube: a workspace holding a repository is refused (a Pod has no launcher to copy and sweep its gitdir)") {
+  LaunchPlan plan = session_plan();
+  plan.git.shape = "plain";
+  plan.git.workspace.path = "/srv/ws/proj";
+  CHECK_THROWS_WITH_AS(kube_manifest(plan),
+                       "kube: workspace '/srv/ws/proj' holds a repository (a plain clone): its gitdir's root becomes a "
+                       "tmpfs the launcher fills before the agent and copies back and sweeps after it, which a Pod "
+                       "cannot do; run it with the launcher, or give a workspace without a repository",
+                       Error);
+  plan.git.shape = "linked_worktree";
+  CHECK_THROWS_AS(kube_manifest(plan), Error);
+  plan.git.shape = "none";
+  CHECK_NOTHROW(kube_manifest(plan));
+}

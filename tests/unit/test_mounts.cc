@@ -93,17 +93,25 @@ TEST_CASE("a linked worktree mounts the caller's mirror read-only, and only what
   t.write("common/repo/.git/worktrees/wt/gitdir", ws + "/.git\n");
   t.write("common/repo/.git/config", "[core]\n\tbare = false\n");
   auto mounts = plan_git_mounts(ws, common, {t.s("common")});
+  REQUIRE(mounts.size() > 1);
+  CHECK(mounts[0].type == "tmpfs");  // the mirror's root, at its own path
+  CHECK(mounts[0].destination == common);
   std::vector<std::pair<std::string, std::string>> got;
-  for (const auto& m : mounts) {
-    CHECK(m.source == m.destination);
+  for (std::size_t i = 1; i < mounts.size(); ++i) {
+    const Mount& m = mounts[i];
+    CHECK(m.source == (m.source == ws + "/.git" ? ws + "/.git" : m.destination));
     CHECK(m.source_ino != 0);  // every bind is verified inside the container before start
     got.emplace_back(m.source, m.options[1]);
   }
   CHECK(got == std::vector<std::pair<std::string, std::string>>{
-                   {common, "ro"}, {common + "/objects", "rw"}, {common + "/refs", "rw"}, {common + "/logs", "rw"},
+                   {common + "/config", "ro"}, {common + "/hooks", "ro"}, {common + "/worktrees", "ro"},
+                   {common + "/objects", "rw"}, {common + "/refs", "rw"}, {common + "/logs", "rw"},
                    {common + "/objects/info", "ro"}, {gitdir, "rw"}, {gitdir + "/commondir", "ro"},
-                   {gitdir + "/gitdir", "ro"}});
-  CHECK(plan_git_mounts(t.s("common/repo"), "", {}).empty());  // a plain repository: nothing extra
+                   {gitdir + "/gitdir", "ro"}, {ws + "/.git", "ro"}});
+  // The link itself, read-only where the agent sees it: neither rewritten nor replaced.
+  CHECK(mounts.back().destination == "/sandbox/workspaces/wt/.git");
+  fs::create_directories(t.dir / "ws/plain");
+  CHECK(plan_git_mounts(t.s("ws/plain"), "", {}).empty());  // no repository: nothing extra
   std::string w = "workspace '" + ws + "': ";
   CHECK(git_rejection(ws, {t.s("common")}) ==
         w + "it is a linked worktree: name its mirror (the common dir) with --git-mirror PATH; the '.git' file is "
@@ -145,5 +153,5 @@ TEST_CASE("a linked worktree mounts the caller's mirror read-only, and only what
   t.write("common/repo/.git/config", "");
   fs::remove(fs::path(common) / "logs");
   CHECK(git_rejection(ws, {t.s("common")}, common) ==
-        w + "'" + common + "/logs' is not a directory (mkdir it in the mirror)");
+        w + "'" + common + "/logs' is not a directory (mkdir it: git writes logs there)");
 }

@@ -1,0 +1,172 @@
+#include "launcher/gitguard/scan.h"
+
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/beneath.h"
+#include "gitscan/config.h"
+#include "mounts/git.h"
+
+namespace asbx {
+namespace {
+
+constexpr std::int64_t kMaxConfigBytes = 1 << 20;
+constexpr std::int64_t kMaxLinkBytes = 4096;
+constexpr std::size_t kMaxDetail = 200;
+
+void strip(const WalkEntry& e, GitReport& report) {
+  if (!S_ISREG(e.st.st_mode) || !(e.st.st_mode & 06000)) return;
+  std::string why = strip_setid(e.dirfd, e.name, e.st);
+  if (why.empty()) report.strip({e.path, static_cast<unsigned>(e.st.st_mode & 07777), static_cast<unsigned>(e.st.st_mode & 01777)});
+  else report.find({e.path, "setid_left", {}, "setuid/setgid could not be cleared: " + why});
+}
+
+// Printable ASCII, cut: a name the agent chose, said in the record and on stderr.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  return out.size() > kMaxDetail ? out.substr(0, kMaxDetail) + "..." : out;
+}
+
+// Hooks a git in that repository would run: executable regular files, not git's own *.sample.
+void add_hooks(int dotgit_fd, std::vector<std::string>& keys) {
+  UniqueFd hooks(open_beneath(dotgit_fd, "hooks", O_RDONLY | O_DIRECTORY | O_NONBLOCK));
+  DIR* dir = hooks ? ::fdopendir(::fcntl(hooks.get(), F_DUPFD_CLOEXEC, 0)) : nullptr;
+  if (!dir) return;
+  int n = 0;
+  while (dirent* d = ::readdir(dir)) {
+    std::string name = d->d_name;
+    struct stat st{};
+    if (++n > 1000 || (name.size() > 7 && name.compare(name.size() - 7, 7, ".sample") == 0)) continue;
+    if (::fstatat(hooks.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+      keys.push_back("hooks/" + printable(name));
+  }
+  ::closedir(dir);
+}
+
+// The dangerous keys of the repository whose gitdir is `rel` beneath `dirfd`, and its hooks.
+std::vector<std::string> repository_keys(int dirfd, const std::string& rel) {
+  std::vector<std::string> keys;
+  if (auto text = read_file_beneath(dirfd, rel + "/config", kMaxConfigBytes))
+    for (auto& k : dangerous_keys(parse_git_config(*text).entries)) keys.push_back(printable(k));
+  UniqueFd gitdir(open_beneath(dirfd, rel, O_PATH | O_DIRECTORY));
+  if (gitdir) add_hooks(gitdir.get(), keys);
+  return keys;
+}
+
+// "a/b" + "../c" → "a/c", lexically; nullopt when it climbs out of the workspace.
+std::optional<std::string> within(const std::string& base, const std::string& value) {
+  std::vector<std::string> parts;
+  std::string joined = base.empty() ? value : base + "/" + value;
+  std::size_t at = 0;
+  while (at <= joined.size()) {
+    std::size_t slash = joined.find('/', at);
+    std::string part = joined.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+    if (part == "..") {
+      if (parts.empty()) return std::nullopt;
+      parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "/") + p;
+  return out;
+}
+
+struct WorkspaceWalk {
+  int ws_fd;
+  const GitPlan& git;
+  const std::string& container_ws;
+  GitReport& report;
+
+  std::string relative(const std::string& path) const {
+    return path.size() > git.workspace.path.size() ? path.substr(git.workspace.path.size() + 1) : "";
+  }
+
+  // Where a `.git` file at `rel` (workspace-relative) sends git, workspace-relative; nullopt: outside.
+  std::optional<std::string> link_target(const std::string& rel, const std::string& value) const {
+    for (const std::string& root : {container_ws, git.workspace.path})
+      if (value.rfind(root + "/", 0) == 0) return within("", value.substr(root.size() + 1));
+    if (!value.empty() && value[0] == '/') return std::nullopt;
+    std::string parent = rel.find('/') == std::string::npos ? "" : rel.substr(0, rel.rfind('/'));
+    return within(parent, value);
+  }
+
+  void dot_git(const WalkEntry& e) {
+    std::string rel = relative(e.path), repo = e.path.substr(0, e.path.size() - 5);
+    if (S_ISDIR(e.st.st_mode)) {
+      report.find({repo, e.depth == 0 ? "repository_created" : "embedded_repository", repository_keys(ws_fd, rel), ""});
+      return;
+    }
+    auto text = S_ISREG(e.st.st_mode) ? read_file_beneath(ws_fd, rel, kMaxLinkBytes) : std::nullopt;
+    std::string value = text ? parse_gitdir_file(*text) : "";
+    auto target = link_target(rel, value);
+    // A submodule checkout of the plain clone: its gitdir is the host's own, read-only inside.
+    if (git.shape == "plain" && target && target->rfind(".git/modules/", 0) == 0) return;
+    std::vector<std::string> keys = target ? repository_keys(ws_fd, *target) : std::vector<std::string>{};
+    std::string detail = value.empty() ? "no 'gitdir:' line" : printable(value) + (target ? "" : " (outside the workspace)");
+    report.find({repo, e.depth == 0 ? "repository_created" : "gitdir_link", keys, detail});
+  }
+
+  void bare(const WalkEntry& e) {
+    UniqueFd dir(open_beneath(e.dirfd, e.name, O_PATH | O_DIRECTORY));
+    struct stat h{}, o{}, r{};
+    if (!dir || ::fstatat(dir.get(), "HEAD", &h, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(h.st_mode) ||
+        ::fstatat(dir.get(), "objects", &o, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(o.st_mode) ||
+        ::fstatat(dir.get(), "refs", &r, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(r.st_mode))
+      return;
+    report.find({e.path, "bare_repository", repository_keys(ws_fd, relative(e.path)), ""});
+  }
+
+  bool visit(const WalkEntry& e) {
+    strip(e, report);
+    std::string rel = relative(e.path);
+    bool in_gitdir = rel.rfind(".git/", 0) == 0 || rel.find("/.git/") != std::string::npos;
+    if (e.name == ".git" && !in_gitdir) {
+      if (e.depth == 0 && git.shape != "none") return false;  // the validated one (its writable dirs are swept)
+      dot_git(e);
+      return S_ISDIR(e.st.st_mode);
+    }
+    if (S_ISDIR(e.st.st_mode) && !in_gitdir) bare(e);
+    return S_ISDIR(e.st.st_mode);
+  }
+};
+
+}  // namespace
+
+void sweep_git_dir(int dir_fd, const std::string& label, WalkBudget& budget, GitReport& report) {
+  walk_beneath(dir_fd, label, budget, [&](const WalkEntry& e) {
+    std::string kind = special_kind(e.st.st_mode);
+    if (kind.empty()) {
+      strip(e, report);
+      return S_ISDIR(e.st.st_mode);
+    }
+    if (::unlinkat(e.dirfd, e.name.c_str(), 0) == 0) report.remove({e.path, kind});
+    else report.find({e.path, kind + "_left", {}, std::string("could not remove it: ") + std::strerror(errno)});
+    return false;
+  });
+}
+
+void scan_workspace(int ws_fd, const GitPlan& git, const std::string& container_ws, WalkBudget& budget,
+                    GitReport& report) {
+  WorkspaceWalk walk{ws_fd, git, container_ws, report};
+  walk_beneath(ws_fd, git.workspace.path, budget, [&](const WalkEntry& e) { return walk.visit(e); });
+}
+
+void find_operation_in_progress(int gitdir_fd, const std::string& gitdir, GitReport& report) {
+  const char* const kStates[][2] = {{"rebase-merge", "a rebase"}, {"rebase-apply", "a rebase"},
+                                    {"sequencer", "a cherry-pick or revert"}};
+  for (const auto& [name, what] : kStates) {
+    struct stat st{};
+    if (::fstatat(gitdir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+      report.find({gitdir, "operation_in_progress", {}, what});
+  }
+}
+
+}  // namespace asbx

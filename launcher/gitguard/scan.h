@@ -1,0 +1,23 @@
+// The walks after the agent ended (launcher/gitguard/guard.h runs them, in this order):
+//  - the sweep of every writable git dir (objects/, refs/, logs/, a linked worktree's gitdir):
+//    what git itself never creates there (symlinks, FIFOs, sockets, devices) is removed, named;
+//  - the workspace: setuid/setgid bits are stripped (the sweep strips them in the git dirs too),
+//    and what a host git would obey that the agent made is found as data: repositories and
+//    `.git` files inside the workspace, bare repositories, a `.git` made where there was none,
+//    with the keys of their configs that run programs.
+#pragma once
+#include <string>
+
+#include "base/git_plan.h"
+#include "base/git_report.h"
+#include "launcher/gitguard/walk.h"
+
+namespace asbx {
+
+void sweep_git_dir(int dir_fd, const std::string& label, WalkBudget& budget, GitReport& report);
+void scan_workspace(int ws_fd, const GitPlan& git, const std::string& container_ws, WalkBudget& budget,
+                    GitReport& report);
+// A linked worktree's gitdir: a rebase, cherry-pick or revert the agent left in progress.
+void find_operation_in_progress(int gitdir_fd, const std::string& gitdir, GitReport& report);
+
+}  // namespace asbx
