@@ -36,6 +36,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::egress_unavailable, 224, "egress_unavailable", "the egress door (the proxy's listener inside the container) could not be opened; nothing ran"},
       {ErrorKind::tripwire, 225, "tripwire", "the tripwire ended the session at its first trip (seat config tripwire = \"kill\"), or could not be set up (nothing ran then)"},
       {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
+      {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
   };
   return table;
 }

@@ -35,6 +35,7 @@ enum class ErrorKind {
   egress_unavailable,
   tripwire,
   host_git_unavailable,
+  attach_refused,
 };
 
 struct ExitCodeRow {

@@ -72,6 +72,9 @@ struct LaunchPlan {
   std::string network = "none";
   EgressPlan egress;           // the proxy behind the door, when --egress was given
   bool tty = false;
+  bool persist = false;        // a supervisor owns the session; terminals attach (docs/LIFECYCLE.md)
+  std::string attach_socket;   // its attach socket: <session_dir>/attach.sock ("" = not persistent)
+  std::vector<std::pair<std::string, std::string>> home_seed;  // HOME-relative file → constant text (the row's)
   std::int64_t timeout_ms = 0;  // 0 = none
   std::int64_t grace_ms = 10'000;  // after a forwarded signal, before the kill
   bool waive_unenforced_limits = false;  // only from the seat's config file

@@ -21,6 +21,8 @@ SessionFacts current_session_facts() {
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   std::getline(boot, f.boot_id);
   f.environ = environ_map(environ);
+  char here[4096];
+  if (::getcwd(here, sizeof here)) f.cwd = here;  // the kernel's path: canonical, no symlinks
   return f;
 }
 

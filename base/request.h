@@ -28,6 +28,7 @@ struct Request {
   std::string account;     // credential identity within the row
   std::string credential;  // explicit credential path (overrides the row's template)
   bool tty = false;
+  bool persist = false;  // --persist: a supervisor owns the session; terminals attach to it (docs/LIFECYCLE.md)
   bool dry_run = false;
   std::string status_file;
   std::string ledger;
@@ -44,6 +45,7 @@ struct SessionFacts {
   std::int64_t now_unix = 0;
   long pid = 0;
   std::string boot_id;
+  std::string cwd;  // where the caller stands: `--workspace .` is its checkout
   std::map<std::string, std::string> environ;  // the launcher's environment (filtered by policy)
 };
 

@@ -20,6 +20,9 @@ struct SeatConfig {
   std::vector<std::string> netns_allowed;       // ns:PATH values allowed besides /run/netns/NAME
   std::vector<std::string> network_containers;  // container:NAME values allowed (none by default)
   std::string workspace_root;              // default $HOME/sandbox/workspaces
+  // Every permitted root (workspace_roots, plus workspace_root when set; the default alone when
+  // neither is set). A workspace is a direct child of one of them.
+  std::vector<std::string> workspace_roots;
   std::vector<std::string> git_roots;      // default $HOME/cdx-offload/git-common
   std::string runtime_dir;                 // per-session scratch on the seat
   std::string ledger;                      // default $XDG_STATE_HOME/agent-sandbox/ledger.jsonl

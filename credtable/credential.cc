@@ -99,6 +99,7 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
   plan_lifetimes(row, req.account, seat, facts, plan);
   plan.state.paths = row.state;
+  plan.home_seed = row.home_seed;
 }
 
 std::string read_credential(const StagedCredential& cred) {

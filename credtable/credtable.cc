@@ -40,6 +40,28 @@ void check_state_paths(const CredRow& row, const toml::node& node, const std::st
   }
 }
 
+constexpr std::size_t kMaxSeedBytes = 4096;
+
+// home_seed = { "PATH" = 'TEXT', ... }: a few small constant files, never over the credential copy.
+std::vector<std::pair<std::string, std::string>> parse_home_seed(const toml::node& node, const std::string& path,
+                                                                 const std::string& destination) {
+  const auto* table = node.as_table();
+  if (!table) throw Error(ErrorKind::config, where(path, node) + ": 'home_seed' must be a table of path = text");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, value] : *table) {
+    std::string file(key.str());
+    std::string text = get_string(value, path, "home_seed." + file);
+    auto bad = [&](const std::string& why) {
+      throw Error(ErrorKind::config, where(path, value) + ": home_seed '" + file + "' " + why);
+    };
+    if (!is_home_relative(file)) bad("must be a relative path inside HOME without '.' or '..'");
+    if (!state_credential_conflict(file, destination).empty()) bad("would touch the credential copy '" + destination + "'");
+    if (text.size() > kMaxSeedBytes) bad("is longer than " + std::to_string(kMaxSeedBytes) + " bytes");
+    out.emplace_back(file, text);
+  }
+  return out;
+}
+
 void check_row(const CredRow& row, const toml::node& node, const std::string& path) {
   auto bad = [&](const std::string& why) { throw Error(ErrorKind::config, where(path, node) + ": " + why); };
   if (row.name.empty()) bad("a runtime row needs a 'name'");
@@ -89,6 +111,7 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
   const auto* table = node.as_table();
   if (!table) throw Error(ErrorKind::config, where(path, node) + ": each [[runtime]] must be a table");
   CredRow row;
+  const toml::node* seed = nullptr;  // read after the row's destination is known
   auto str = [&](std::string& field, const char* key) {
     return [&field, key, &path](const toml::node& n) { field = get_string(n, path, key); };
   };
@@ -107,11 +130,13 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
          for (const auto& e : row.egress) parse_egress_rule(e, where(path, n) + ": runtime egress", true);
        }},
       {"state", [&](const toml::node& n) { row.state = get_strings(n, path, "state"); }},
+      {"home_seed", [&](const toml::node& n) { seed = &n; }},
   };
   lifetime_keys(keys, row.lifetime, path);
   for_each_key(*table, path, keys);
   if (row.command.empty()) row.command = row.name;
   check_row(row, node, path);
+  if (seed) row.home_seed = parse_home_seed(*seed, path, row.destination);
   return row;
 }
 

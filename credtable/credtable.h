@@ -3,6 +3,7 @@
 // goes inside the ephemeral HOME. What travels is a path, never a token.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "credtable/lifetime.h"
@@ -23,6 +24,9 @@ struct CredRow {
   std::vector<std::string> egress;              // endpoints the CLI needs (--egress default)
   LifetimeRule lifetime;                        // where the expiry lives, the CLI's refresh rule
   std::vector<std::string> state;               // paths under HOME worth keeping (docs/STATE.md)
+  // Files written into the fresh HOME before the agent starts: HOME-relative path → constant
+  // text from this table (never a secret, never the caller's), e.g. the CLI's "onboarding done".
+  std::vector<std::pair<std::string, std::string>> home_seed;
   bool operator==(const CredRow&) const = default;
 };
 

@@ -12,7 +12,9 @@
 #include "launcher/lifecycle/diagnostics.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/lifecycle/reexec.h"
+#include "launcher/persist/commands.h"
 #include "launcher/remote/remote.h"
+#include "launcher/remote/remote_persist.h"
 #include "launcher/remote/seat_doctor.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/state/export.h"
@@ -38,7 +40,8 @@ std::vector<std::string> split_command(int argc, char** argv, std::vector<std::s
 void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--id", req.id, "session id (letters, digits, - _ .); default: generated");
   app.add_option("--image", req.image, "container image on the seat");
-  app.add_option("--workspace", req.workspace, "workspace directory under the seat's permitted root");
+  app.add_option("--workspace", req.workspace, "workspace: a direct child of one of the seat's permitted roots; "
+                 "'.' = the checkout you stand in");
   app.add_option("--git-mirror", req.git_mirror, "the common dir (mirror) of the workspace's linked worktree");
   app.add_option("--memory", req.memory, "memory limit, e.g. 12g (swap is forbidden)");
   app.add_option("--pids", req.pids, "pids limit")->check(CLI::PositiveNumber);
@@ -52,6 +55,8 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--account", req.account, "credential identity within the runtime row");
   app.add_option("--credential", req.credential, "explicit credential file (instead of the row's template)");
   app.add_flag("--tty", req.tty, "allocate a terminal (raw mode; window size follows)");
+  app.add_flag("--persist", req.persist, "with --tty and --timeout: the session outlives this terminal; ctrl-p ctrl-q "
+               "detaches, 'attach ID' comes back (docs/LIFECYCLE.md)");
   app.add_flag("--dry-run", req.dry_run, "print the launch plan as JSON and create nothing");
   app.add_option("--status-file", req.status_file, "write the status record (JSON) here at the end");
   app.add_option("--ledger", req.ledger, "append the ledger line here instead of the default");
@@ -137,6 +142,16 @@ int main_for(const std::string& program, int argc, char** argv) {
   gc->add_flag("--json", gc_json, "as JSON");
   auto* ps = app.add_subcommand("ps", "list live sessions on this seat");
   ps->add_flag("--json", ps_json, "as JSON");
+  std::string attach_id, stop_id;
+  auto* attach = app.add_subcommand("attach", "attach this terminal to a persistent session (ctrl-p ctrl-q detaches)");
+  attach->add_option("id", attach_id, "session id")->required();
+  auto* stop = app.add_subcommand("stop", "end a persistent session (its usual record and ledger line)");
+  stop->add_option("id", stop_id, "session id")->required();
+  if (program == "agent-sandbox")
+    for (auto* sub : {attach, stop, ps}) {  // through the registry, like a session
+      sub->add_option("--registry", remote.registry, "seat registry (default ~/.config/agent-sandbox/registry.toml)");
+      sub->add_option("--host", remote.host, "that registry host only");
+    }
   bool doctor_json = false;
   auto* doctor = app.add_subcommand("doctor", "check this seat: NoNewPrivs, linger, user bus, podman, image, limits");
   doctor->add_flag("--json", doctor_json, "as JSON");
@@ -170,7 +185,10 @@ int main_for(const std::string& program, int argc, char** argv) {
     return 0;
   }
   if (gc->parsed()) return gc_main(program, gc_json);
-  if (ps->parsed()) return ps_main(program, ps_json);
+  bool remote_seat = program == "agent-sandbox" && wants_remote(remote, current_user_facts());
+  if (ps->parsed()) return remote_seat ? remote_ps_main(remote, ps_json) : ps_main(program, ps_json);
+  if (attach->parsed()) return remote_seat ? remote_attach_main(remote, attach_id) : attach_main(program, attach_id);
+  if (stop->parsed()) return remote_seat ? remote_stop_main(remote, stop_id) : stop_main(program, stop_id);
   if (doctor->parsed() && !remote.registry.empty()) return seat_doctor_main(program, remote.registry, doctor_json);
   if (doctor->parsed()) return print_doctor(doctor_json);
   if (state_export->parsed()) return state_export_main(program, export_id, export_wait);
@@ -189,8 +207,17 @@ int main_for(const std::string& program, int argc, char** argv) {
   if ((!req.capture_log.empty() || req.capture_stdout) && (req.tty || req.dry_run))
     return usage_error(program, std::string(req.capture_stdout ? "--capture-stdout" : "--capture-log") +
                                     " cannot be combined with " + (req.tty ? "--tty" : "--dry-run"), req);
-  if (program == "agent-sandbox" && wants_remote(remote, current_user_facts())) return run_remote(req, remote);
+  if (remote_seat) {
+    if (req.workspace && *req.workspace == ".")
+      return usage_error(program, "--workspace . names a checkout on this machine; a seat host mounts its own paths "
+                                  "(give the workspace's path on the seat)", req);
+    if (req.persist && !req.state_dir.empty())
+      return usage_error(program, "--state-dir is not supported with --persist through a registry: the session may end "
+                                  "with no terminal attached to carry its state back", req);
+    return run_remote(req, remote);
+  }
   try {  // before anything is created; a dry run creates nothing and is not re-exec'd
+    if (req.persist && !req.dry_run) refuse_persist_reexec();
     if (!req.dry_run)
       if (auto code = preflight_or_reexec(std::vector<std::string>(argv + 1, argv + argc), req.id)) return *code;
   } catch (const Error& e) {

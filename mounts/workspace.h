@@ -1,7 +1,9 @@
 // The workspace: resolved with realpath (every component, symlinks followed) and
-// required to lie under the seat's permitted root. Only this one directory is mounted.
+// required to be a direct child of one of the seat's permitted roots. Only this one
+// directory is mounted.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "base/plan.h"
 
@@ -13,8 +15,15 @@ struct WorkspaceMount {
   Mount mount;
 };
 
-// Throws Error(workspace_rejected) naming the path and the reason.
+// Throws Error(workspace_rejected) naming the path and the reason; Error(config) when two
+// permitted roots overlap.
+WorkspaceMount plan_workspace(const std::string& requested, const std::vector<std::string>& permitted_roots);
 WorkspaceMount plan_workspace(const std::string& requested, const std::string& permitted_root);
+// `--workspace .`: the checkout `cwd` stands in: the nearest directory from `cwd` up that holds a
+// `.git` (a clone's directory or a linked worktree's file), never up to the permitted root `cwd`
+// lies under (or `/`); `cwd` itself when there is none. A candidate only: plan_workspace judges it like
+// any other path, and the git mounts are checked as for any workspace.
+std::string current_checkout(const std::string& cwd, const std::vector<std::string>& roots);
 // realpath() of path; "" when it does not resolve (the caller names the error).
 std::string resolve_path(const std::string& path);
 bool path_is_under(const std::string& resolved, const std::string& resolved_root);

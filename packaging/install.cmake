@@ -13,6 +13,10 @@ install(FILES credtable/credtable.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/agen
 # the asbx-python target (CMakeLists.txt) with the launcher's own exit-code table.
 install(DIRECTORY ${CMAKE_BINARY_DIR}/python/agent_sandbox DESTINATION lib/python3/dist-packages
         FILES_MATCHING PATTERN "*.py" PATTERN "py.typed" PATTERN "__pycache__" EXCLUDE)
+# The owner's everyday commands cdx / cld (docs/LIFECYCLE.md): shipped, not on PATH unless linked.
+foreach(shim cdx cld)
+  install(PROGRAMS ${ASBX_PKG}/shims/agent-shim DESTINATION ${CMAKE_INSTALL_DATADIR}/agent-sandbox/shims RENAME ${shim})
+endforeach()
 
 # systemd user units (the gc timer); systemd reads <prefix>/lib/systemd/user for /usr and /usr/local.
 configure_file(scripts/systemd/agent-sandbox-gc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service @ONLY)

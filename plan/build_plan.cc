@@ -89,6 +89,34 @@ void plan_session_egress(const Request& req, const SeatConfig& seat, LaunchPlan&
   plan.env.emplace_back("NODE_USE_ENV_PROXY", "1");
 }
 
+// `--workspace .` is the caller's checkout (mounts/workspace.h), judged like any other path.
+WorkspaceMount plan_requested_workspace(const std::string& given, const std::string& cwd,
+                                        const std::vector<std::string>& roots) {
+  if (given != ".") return plan_workspace(given, roots);
+  try {
+    return plan_workspace(current_checkout(cwd, roots), roots);
+  } catch (const Error& e) {
+    rethrow_with_context(e, "--workspace .");
+  }
+}
+
+constexpr std::size_t kMaxSocketPath = 107;  // sizeof(sockaddr_un::sun_path) - 1
+
+// --persist: a terminal to come back to, which still ends at its timeout. The attach socket
+// lives in the session's own dir and must fit a unix socket address.
+void plan_persistence(const Request& req, LaunchPlan& plan) {
+  if (!req.persist) return;
+  if (!req.tty) throw Error(ErrorKind::usage, "--persist needs --tty: a persistent session is a terminal to come back to");
+  if (plan.timeout_ms <= 0)
+    throw Error(ErrorKind::usage, "--persist needs --timeout: a persistent session still ends at its timeout (e.g. --timeout 8h)");
+  plan.persist = true;
+  plan.attach_socket = plan.session_dir + "/attach.sock";
+  if (plan.attach_socket.size() > kMaxSocketPath)
+    throw Error(ErrorKind::usage, "--persist: the attach socket path '" + plan.attach_socket + "' is " +
+                                      std::to_string(plan.attach_socket.size()) + " bytes, more than a unix socket's " +
+                                      std::to_string(kMaxSocketPath) + " (a shorter --id or runtime_dir)");
+}
+
 }  // namespace
 
 LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts) {
@@ -109,13 +137,16 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.hostname = "agent-sandbox";
   plan.socket = seat.socket;
   plan.session_dir = seat.runtime_dir + "/" + plan.session_id;
+  plan_persistence(req, plan);
   plan.waive_unenforced_limits = seat.waive_unenforced_limits;
   plan.waiver_source = seat.path.empty() ? "the seat config file (" + seat_config_hint(user) + ")" : seat.path;
   plan.env = container_env(facts.environ, {});
   plan.workdir = "/sandbox/home";
   add_system_mounts(plan);
   if (req.workspace) {
-    WorkspaceMount ws = plan_workspace(*req.workspace, seat.workspace_root);
+    // A SeatConfig made in code (not parsed) may name only workspace_root.
+    auto roots = seat.workspace_roots.empty() ? std::vector<std::string>{seat.workspace_root} : seat.workspace_roots;
+    WorkspaceMount ws = plan_requested_workspace(*req.workspace, facts.cwd, roots);
     plan.mounts.push_back(ws.mount);
     plan.workdir = ws.container_path;
     GitMounts git = plan_git(ws, req.git_mirror.value_or(""), seat.git_roots);
@@ -132,6 +163,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan_state(req, seat, plan);
   plan.tripwire = plan_tripwire(seat.tripwire, plan, seat.path.empty() ? "the seat config (" + seat_config_hint(user) + ")" : seat.path);
   plan.labels = session_labels(plan, user, facts);
+  if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
   return plan;
 }
 

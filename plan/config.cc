@@ -27,6 +27,7 @@ SeatConfig defaults_for(const UserFacts& user) {
   c.socket = run + "/podman/podman.sock";
   c.runtime_dir = (user.uid == 0 ? "/run" : run) + "/agent-sandbox/sessions";
   c.workspace_root = user.home + "/sandbox/workspaces";
+  c.workspace_roots = {c.workspace_root};
   // root's agent runs as 1000 and cannot pass the image's 0700 /root: its mirrors live elsewhere.
   c.git_roots = {user.uid == 0 ? "/srv/agent-sandbox/git-common" : user.home + "/cdx-offload/git-common"};
   std::string state = !user.xdg_state_home.empty() ? user.xdg_state_home : user.home + "/.local/state";
@@ -112,6 +113,7 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
     return [&field, key, &path, &user](const toml::node& n) { field = expand_home(get_string(n, path, key), user); };
   };
   toml::table table = parse_toml(text, path);
+  bool root_set = false, roots_set = false;
   for_each_key(table, path, {
       {"socket", str(c.socket, "socket")},
       {"image", str(c.image, "image")},
@@ -120,7 +122,16 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
          try { parse_network(c.network, "network"); }
          catch (const Error& e) { throw Error(ErrorKind::config, where(path, n) + ": " + e.what()); }
        }},
-      {"workspace_root", str(c.workspace_root, "workspace_root")},
+      {"workspace_root", [&](const toml::node& n) {
+         str(c.workspace_root, "workspace_root")(n);
+         root_set = true;
+       }},
+      {"workspace_roots", [&](const toml::node& n) {
+         c.workspace_roots.clear();
+         for (const auto& root : get_strings(n, path, "workspace_roots")) c.workspace_roots.push_back(expand_home(root, user));
+         if (c.workspace_roots.empty()) throw Error(ErrorKind::config, where(path, n) + ": 'workspace_roots' names no root");
+         roots_set = true;
+       }},
       {"runtime_dir", str(c.runtime_dir, "runtime_dir")},
       {"ledger", str(c.ledger, "ledger")},
       {"credtable", str(c.credtable, "credtable")},
@@ -140,6 +151,9 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"tripwire", [&](const toml::node& n) { c.tripwire.mode = tripwire_mode(n, path); }},
       {"tripwire_canaries", [&](const toml::node& n) { c.tripwire.canaries = tripwire_canaries(n, path); }},
   });
+  if (!roots_set) c.workspace_roots.clear();  // the default root counts only when no list is given
+  bool listed = std::find(c.workspace_roots.begin(), c.workspace_roots.end(), c.workspace_root) != c.workspace_roots.end();
+  if ((root_set || !roots_set) && !listed) c.workspace_roots.push_back(c.workspace_root);
   return c;
 }
 

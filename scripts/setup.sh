@@ -9,6 +9,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git time
           zlib1g-dev  # gitscan/objects.cc: the loose git objects a session wrote (docs/DECISIONS.md)
           podman runc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
           debootstrap hyperfine openssh-client npm iproute2 python3-yaml
+          tmux  # tests/integration/test_interactive.py: terminals a person would use
           dpkg-dev lintian man-db  # scripts/package.sh (dpkg-buildflags, dpkg-shlibdeps), the .deb's checks
           clang libclang-rt-dev llvm)  # fuzz/ (libFuzzer, sanitizer runtimes, llvm-symbolizer)
 

@@ -20,6 +20,7 @@ void refuse_run_options(const Request& req) {
   if (!req.status_file.empty()) refuse("--status-file");
   if (!req.ledger.empty()) refuse("--ledger");
   if (!req.capture_log.empty()) refuse("--capture-log");
+  if (req.persist) refuse("--persist");  // a Pod outlives terminals by its scheduler's rules, not ours
 }
 
 }  // namespace

@@ -55,6 +55,11 @@ void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {
     std::fill(data.begin(), data.end(), '\0');
     if (!why.empty()) unstaged(cred, why);
   }
+  for (const auto& [rel, text] : plan.home_seed) {  // the row's constant files (credtable.h)
+    std::string why = write_new_file(home_.get(), rel, text, 0600, !plan.rootless, uid, gid);
+    if (!why.empty())
+      throw Error(ErrorKind::internal, "cannot write the runtime's seed file '" + rel + "' into the container's HOME: " + why);
+  }
 }
 
 void SessionHome::check_refresh(const LaunchPlan& plan, SessionResult& result) const {

@@ -22,7 +22,8 @@ namespace asbx {
 class SessionHome {
  public:
   // Opens HOME inside `root` and writes every credential of the plan, 0600, owned by
-  // the container user. Throws Error(credential_unresolved) naming the runtime and path.
+  // the container user, then the row's seed files (plan.home_seed) the same way. Throws
+  // Error(credential_unresolved) naming the runtime and path.
   void stage(const ContainerRoot& root, const LaunchPlan& plan);
   // After the agent: a copy that is still a regular file but differs from what was
   // written marks the result (credential_refreshed_in_container + a warning).

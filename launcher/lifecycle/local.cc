@@ -15,6 +15,7 @@
 #include "launcher/podman/podman_socket.h"
 #include "launcher/lifecycle/diagnostics.h"
 #include "launcher/lifecycle/pump.h"
+#include "launcher/persist/persist.h"
 #include "launcher/lifecycle/reexec.h"
 #include "launcher/lifecycle/safe_files.h"
 #include "launcher/lifecycle/session.h"
@@ -26,11 +27,13 @@
 namespace asbx {
 namespace {
 
-// Through the bounded diagnostics path (launcher/lifecycle/diagnostics.h): a caller that
-// stopped reading stderr cannot hold the record or the removal.
-void report(const LocalOptions& opts, const SessionResult& r) {
-  for (const auto& w : r.warnings) say(opts.program + ": warning: " + w);
-  if (r.outcome != "exited" && !r.message.empty()) say(opts.program + ": " + r.message);
+// The session\'s last lines for the caller\'s stderr (said through the bounded diagnostics path, or
+// sent to the attached terminal of a persistent session).
+std::vector<std::string> report_lines(const LocalOptions& opts, const SessionResult& r) {
+  std::vector<std::string> lines;
+  for (const auto& w : r.warnings) lines.push_back(opts.program + ": warning: " + w);
+  if (r.outcome != "exited" && !r.message.empty()) lines.push_back(opts.program + ": " + r.message);
+  return lines;
 }
 
 std::string ledger_path(const Request& req, const SeatConfig& seat) {
@@ -43,11 +46,12 @@ std::string ledger_path(const Request& req, const SeatConfig& seat) {
 // sandbox-run --capture-stdout (a dispatched --capture-log): both streams go to this process's
 // stdout, the ssh channel's stdout that the caller writes into its LOG; sandbox-run's own lines
 // stay on stderr, so they never reach LOG.
-StdioFds capture_stdio(const Request& req, UniqueFd& log) {
+// LOG's fd is the session's to close (run_planned closes it before the record is written).
+StdioFds capture_stdio(const Request& req) {
   if (req.capture_stdout) return StdioFds{0, 1, 1};
   if (req.capture_log.empty()) return StdioFds{};
-  log = open_capture_log(req.capture_log);
-  return StdioFds{0, log.get(), log.get()};
+  int fd = open_capture_log(req.capture_log).release();
+  return StdioFds{0, fd, fd};
 }
 
 // Slots live beside the seat's ledger (its state dir); see slots.h.
@@ -71,14 +75,13 @@ int run_local(const Request& req, const LocalOptions& opts) {
   SeatConfig seat;
   LaunchPlan plan;
   StdioFds io;
-  UniqueFd log;                    // --capture-log
   std::optional<SlotClaim> claim;  // held until this process exits
   try {
     seat = current_seat_config();
     claim_slot(req, seat, claim);
     plan = build_plan(req, seat, current_user_facts(), current_session_facts());
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
-    if (!req.dry_run) io = capture_stdio(req, log);
+    if (!req.dry_run) io = capture_stdio(req);
   } catch (const Error& e) {
     say(opts.program + ": " + e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
@@ -89,6 +92,15 @@ int run_local(const Request& req, const LocalOptions& opts) {
     std::cout << plan_json(plan).dump(2) << std::endl;
     return 0;
   }
+  if (plan.persist) return run_persistent(req, seat, plan, opts);
+  SessionEnd end = run_planned(req, seat, plan, io, opts);
+  for (const auto& line : end.lines) say(line);
+  flush_diagnostics();  // the record is written: now the caller may have a moment
+  return end.exit_code;
+}
+
+SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchPlan& plan, const StdioFds& io,
+                       const LocalOptions& opts) {
   std::int64_t t_gc = steady_ms();
   gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger);  // containers of SIGKILLed launchers go first (one list call)
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
@@ -96,15 +108,14 @@ int run_local(const Request& req, const LocalOptions& opts) {
   SessionResult result = run_session(plan, io);
   result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
-  log = UniqueFd();  // closed before the record says the session ended
-  report(opts, result);
+  if (io.out != 1 && io.out != io.in) ::close(io.out);  // LOG, closed before the record says the session ended
   nlohmann::json record = status_record(plan, result);
   if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;
   record["preflight"] = preflight_record();
+  if (plan.persist) record["persist"] = true;
   if (!req.status_file.empty()) write_status_file(req.status_file, record);
   append_ledger(ledger_path(req, seat), record);
-  flush_diagnostics();  // the record is written: now the caller may have a moment
-  return result.exit_code;
+  return SessionEnd{result.exit_code, report_lines(opts, result)};
 }
 
 }  // namespace asbx

@@ -175,6 +175,15 @@ std::optional<int> preflight_or_reexec(const std::vector<std::string>& args, con
   return code;
 }
 
+void refuse_persist_reexec() {
+  PreflightFacts facts = current_preflight_facts();
+  if (facts.reexecd || decide_preflight(facts) == PreflightAction::run_here) return;
+  throw Error(ErrorKind::seat_preflight,
+              "--persist: this launcher runs with NoNewPrivs=1 and would be re-exec'd in a transient unit, which ends "
+              "with this terminal and would take the session along; start a persistent session from a terminal "
+              "without NoNewPrivs (an ssh login or a desktop terminal)");
+}
+
 nlohmann::json preflight_record() {
   if (!g_seen.measured) return nullptr;
   return {{"no_new_privs", g_seen.no_new_privs ? 1 : 0},

@@ -18,6 +18,10 @@ PreflightFacts current_preflight_facts();
 // Error(seat_preflight | reexec_loop | systemd_run_failed | usage).
 std::optional<int> preflight_or_reexec(const std::vector<std::string>& args, const std::string& session_id);
 
+// --persist and the re-exec do not mix: the transient unit ends when its caller's terminal does,
+// and with it a supervisor started inside. Throws Error(seat_preflight) when a re-exec is due.
+void refuse_persist_reexec();
+
 // What the status record says about the preflight of the launcher that ran the session.
 nlohmann::json preflight_record();
 

@@ -1,5 +1,6 @@
 #include "launcher/podman/gc.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -12,6 +13,7 @@
 
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
+#include "launcher/persist/commands.h"
 #include "launcher/podman/podman_api.h"
 #include "base/request.h"
 #include "launcher/state/export.h"
@@ -97,6 +99,7 @@ LiveSession session_from_list_entry(const nlohmann::json& e) {
   s.timeout_ms = label_number(labels, "agent-sandbox.timeout-ms", s.odd);
   s.launcher_pid = static_cast<long>(label_number(labels, "agent-sandbox.launcher-pid", s.odd));
   s.boot_id = label_text(labels, "agent-sandbox.boot-id");
+  s.persist = label_text(labels, "agent-sandbox.persist") == "1";
   if (s.odd.empty() && s.launcher_pid > kMaxPid)
     s.odd = "label agent-sandbox.launcher-pid is " + std::to_string(s.launcher_pid) + ", past any pid";
   if (s.odd.empty() && s.container_id.empty()) s.odd = "podman listed it without an Id";
@@ -205,33 +208,56 @@ int gc_main(const std::string& program, bool json) {
   }
 }
 
-static nlohmann::json session_json(const LiveSession& s, const HostFacts& host) {
+nlohmann::json ps_entry(const LiveSession& s, const HostFacts& host, const std::string& terminal) {
   std::string why = orphan_reason(s, host);
+  auto or_null = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json left = nullptr;
+  if (s.timeout_ms > 0) left = std::max<std::int64_t>(0, s.started_unix + s.timeout_ms / 1000 - host.now_unix);
   return {{"session", s.session},        {"owner", s.owner},
           {"container", s.container_name}, {"container_id", s.container_id},
           {"state", s.state},            {"started_unix", s.started_unix},
-          {"timeout_ms", s.timeout_ms},  {"launcher_pid", s.launcher_pid},
-          {"orphan", why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why)},
-          {"odd", s.odd.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.odd)}};
+          {"timeout_ms", s.timeout_ms},  {"left_s", left},
+          {"persist", s.persist},        {"terminal", or_null(terminal)},
+          {"launcher_pid", s.launcher_pid}, {"orphan", or_null(why)}, {"odd", or_null(s.odd)},
+          {"age_s", host.now_unix - s.started_unix}};
+}
+
+std::string ps_table(const nlohmann::json& entries) {
+  bool seats = false;
+  for (const auto& e : entries) seats = seats || e.contains("seat");
+  auto text = [](const nlohmann::json& e, const char* k) {
+    return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : std::string("-");
+  };
+  auto secs = [](const nlohmann::json& e, const char* k, std::int64_t scale) {
+    return e.contains(k) && e[k].is_number_integer() && e[k].get<std::int64_t>() >= 0 ? age_text(e[k].get<std::int64_t>() / scale)
+                                                                                     : std::string("-");
+  };
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s%-28s %-10s %-8s %6s %9s %6s %-9s %8s  %s\n", seats ? 11 : 0, seats ? "SEAT" : "",
+                "SESSION", "OWNER", "STATE", "AGE", "TIMEOUT", "LEFT", "TERMINAL", "LAUNCHER", "ORPHAN");
+  std::string out = line;
+  for (const auto& e : entries) {
+    std::string orphan = e.contains("orphan") && e["orphan"].is_string() ? e["orphan"].get<std::string>() : "";
+    std::string timeout = e.value("timeout_ms", std::int64_t{0}) > 0 ? secs(e, "timeout_ms", 1000) : "-";
+    std::snprintf(line, sizeof line, "%-*s%-28s %-10s %-8s %6s %9s %6s %-9s %8ld  %s\n", seats ? 11 : 0,
+                  seats ? text(e, "seat").c_str() : "", text(e, "session").c_str(), text(e, "owner").c_str(),
+                  text(e, "state").c_str(), secs(e, "age_s", 1).c_str(), timeout.c_str(), secs(e, "left_s", 1).c_str(),
+                  text(e, "terminal").c_str(), e.value("launcher_pid", 0L), orphan.c_str());
+    out += line;
+  }
+  return out;
 }
 
 int ps_main(const std::string& program, bool json) {
   try {
-    PodmanApi api(current_seat_config().socket);
+    SeatConfig seat = current_seat_config();
+    PodmanApi api(seat.socket);
     HostFacts host = current_host_facts();
-    auto sessions = list_sessions(api);
-    if (json) {
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto& s : sessions) out.push_back(session_json(s, host));
-      std::cout << out.dump(2) << std::endl;
-      return 0;
-    }
-    std::printf("%-28s %-10s %-8s %6s %9s %8s  %s\n", "SESSION", "OWNER", "STATE", "AGE", "TIMEOUT", "LAUNCHER", "ORPHAN");
-    for (const auto& s : sessions)
-      std::printf("%-28s %-10s %-8s %6s %9s %8ld  %s\n", s.session.c_str(), s.owner.c_str(), s.state.c_str(),
-                  age_text(host.now_unix - s.started_unix).c_str(),
-                  s.timeout_ms ? age_text(s.timeout_ms / 1000).c_str() : "-", s.launcher_pid,
-                  orphan_reason(s, host).c_str());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& s : list_sessions(api))
+      out.push_back(ps_entry(s, host, s.persist ? attach_state(seat.runtime_dir, s.session) : ""));
+    if (json) std::cout << out.dump(2) << std::endl;
+    else std::cout << ps_table(out) << std::flush;
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: ps: %s\n", program.c_str(), e.what());

@@ -23,6 +23,7 @@ struct LiveSession {
   std::int64_t timeout_ms = 0;
   long launcher_pid = 0;  // 0 when the label is missing: such a container is never judged
   std::string boot_id;
+  bool persist = false;  // label agent-sandbox.persist: a supervisor owns it; terminals attach
   std::string odd;  // why its labels cannot be judged ("" = fine): such a container is skipped with a warning
 };
 
@@ -56,6 +57,10 @@ nlohmann::json orphan_record(const LiveSession& s, const std::string& why);
 // The subcommands; `program` prefixes messages. Exit 0, or a launcher code.
 int gc_main(const std::string& program, bool json);
 int ps_main(const std::string& program, bool json);
+// What ps prints: one object per session (plus "terminal": attached/detached/null, "left_s"), and
+// the same as a table (a SEAT column when the objects carry "seat": ps through a registry).
+nlohmann::json ps_entry(const LiveSession& s, const HostFacts& host, const std::string& terminal);
+std::string ps_table(const nlohmann::json& entries);
 // Launch-time gc: quiet, never fails the launch.
 void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger = "");
 

@@ -108,6 +108,8 @@ json create_body(const LaunchPlan& plan) {
 json plan_json(const LaunchPlan& plan) {
   json env_names = json::array();
   for (const auto& kv : plan.env) env_names.push_back(kv.first);
+  json seed_names = json::array();
+  for (const auto& kv : plan.home_seed) seed_names.push_back(kv.first);
   json creds = json::array();
   for (const auto& c : plan.credentials)
     creds.push_back({{"runtime", c.runtime}, {"source", c.source}, {"copy_to", c.copy_to}});
@@ -130,6 +132,9 @@ json plan_json(const LaunchPlan& plan) {
       {"env_names", env_names},
       {"credentials", creds},
       {"session_dir", plan.session_dir},
+      {"persist", plan.persist},
+      {"attach_socket", plan.attach_socket.empty() ? json(nullptr) : json(plan.attach_socket)},
+      {"home_seed", seed_names},
       {"egress", egress_plan_json(plan.egress)},
       {"state", state_plan_json(plan.state)},
       {"tripwire", tripwire_plan_json(plan.tripwire)},

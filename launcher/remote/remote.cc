@@ -38,17 +38,9 @@ void add(std::vector<std::string>& a, const char* flag, const std::optional<T>& 
   }
 }
 
-// Where the caller's own ledger line goes: --ledger, else the caller's seat config default.
-std::string caller_ledger(const Request& req, const UserFacts& user) {
-  if (!req.ledger.empty()) return req.ledger;
-  return load_seat_config(default_seat_config_path(user), user).ledger;
-}
 
 json fetch_record(SshConnection& conn, const std::string& id) {
-  std::string path = seat_status_path(id);
-  Captured got = conn.capture("cat -- " + path + " && rm -f -- " + path);
-  json record = got.exit_status == 0 ? json::parse(got.out, nullptr, false) : json();
-  if (record.is_object()) return record;
+  if (auto record = fetch_seat_record(conn, id)) return *record;
   return {{"id", id}, {"outcome", nullptr}, {"warnings", {"the seat's status record could not be fetched"}}};
 }
 
@@ -111,6 +103,7 @@ struct Dispatch {
       TerminalGuard term(req.tty, 0);
       ex = ssh_exec(conn, seat_command(req, conn.host().capacity), req.tty, stdio(), signals);
     }
+    if (req.persist && ex.claimed) return left_running(conn, ex);
     if (ex.dropped) return dropped(conn.host(), ex.drop_reason);
     if (ex.caller_signal) return stopped(conn, ex.caller_signal);
     if (ex.exit_status < 0) throw Error(ErrorKind::ssh_failed, conn.host().name + ": no exit status from the seat");
@@ -121,6 +114,20 @@ struct Dispatch {
     if (!state.dir.empty() && record.value("state", json()).is_object())
       record["state"] = state_json(fetch_state(conn, req.id, state, record["state"], 0));
     finish(record, conn.host().name);
+    return ex.exit_status;
+  }
+
+  // A persistent session outlives this terminal and this connection: the seat's supervisor writes its
+  // records when it ends. Here they are fetched only when it ended while this terminal was attached.
+  int left_running(SshConnection& conn, const RemoteExit& ex) {
+    std::string seat = conn.host().name;
+    if (ex.dropped || ex.caller_signal) {
+      std::fprintf(stderr, "\n%s: %s; session %s goes on on %s (reattach: agent-sandbox attach %s)\n", kProgram,
+                   ex.dropped ? ("connection dropped: " + ex.drop_reason).c_str() : "detached by a signal", req.id.c_str(),
+                   seat.c_str(), req.id.c_str());
+      return ex.dropped ? exit_code_of(ErrorKind::ssh_failed) : 128 + ex.caller_signal;
+    }
+    if (auto record = fetch_seat_record(conn, req.id)) finish(*record, seat);
     return ex.exit_status;
   }
 
@@ -158,6 +165,18 @@ struct Dispatch {
 
 }  // namespace
 
+std::string caller_ledger(const Request& req, const UserFacts& user) {
+  if (!req.ledger.empty()) return req.ledger;
+  return load_seat_config(default_seat_config_path(user), user).ledger;
+}
+
+std::optional<json> fetch_seat_record(SshConnection& conn, const std::string& id) {
+  std::string path = seat_status_path(id);
+  Captured got = conn.capture("cat -- " + path + " && rm -f -- " + path);
+  json record = got.exit_status == 0 ? json::parse(got.out, nullptr, false) : json();
+  return record.is_object() ? std::optional<json>(record) : std::nullopt;
+}
+
 bool wants_remote(const RemoteOptions& opts, const UserFacts& user) {
   struct stat st{};
   return !opts.registry.empty() || !opts.host.empty() || ::stat(default_registry_path(user).c_str(), &st) == 0;
@@ -179,6 +198,7 @@ std::vector<std::string> seat_argv(const Request& req, std::int64_t slots) {
   add(a, "--account", req.account);
   add(a, "--credential", req.credential);
   if (req.tty) a.push_back("--tty");
+  if (req.persist) a.push_back("--persist");
   if (req.dry_run) a.push_back("--dry-run");
   if (req.state_export) a.push_back("--state-export");
   if (!req.capture_log.empty()) a.push_back("--capture-stdout");  // LOG itself is the caller's, never sent

@@ -24,9 +24,11 @@ constexpr std::size_t kHighWater = 256 * 1024;  // per destination; then the cha
 
 class ExecPump {
  public:
-  ExecPump(SshConnection& c, bool tty, const StdioFds& io, SignalPipe& s)
+  ExecPump(SshConnection& c, bool tty, const StdioFds& io, SignalPipe& s, bool gated)
       : conn_(c), session_(c.raw()), tty_(tty), io_(io), signals_(s), out_(io.out),
-        err_(io.err == io.out ? nullptr : std::make_unique<OutputSink>(io.err)) {}
+        err_(io.err == io.out ? nullptr : std::make_unique<OutputSink>(io.err)) {
+    result_.claimed = !gated;
+  }
   ~ExecPump() {
     if (ch_) ssh_channel_free(ch_);
   }
@@ -216,8 +218,8 @@ class ExecPump {
 }  // namespace
 
 RemoteExit ssh_exec(SshConnection& conn, const std::string& command, bool tty, const StdioFds& io,
-                    SignalPipe& signals) {
-  return ExecPump(conn, tty, io, signals).run(command);
+                    SignalPipe& signals, bool gated) {
+  return ExecPump(conn, tty, io, signals, gated).run(command);
 }
 
 }  // namespace asbx

@@ -19,7 +19,9 @@ struct RemoteExit {
   std::string drop_reason;
 };
 
+// `gated`: the command is sandbox-run taking a slot (kSlotClaimedLine); stdin waits for the claim.
+// Ungated (`sandbox-run attach`): everything flows at once.
 RemoteExit ssh_exec(SshConnection& conn, const std::string& command, bool tty, const StdioFds& io,
-                    SignalPipe& signals);
+                    SignalPipe& signals, bool gated = true);
 
 }  // namespace asbx

@@ -25,17 +25,21 @@ _agent_sandbox() {
     --id|--image|--memory|--pids|--cpus|--cpu-shares|--timeout|--account|--host|--slots) return ;;
   esac
   local opts='--id --image --workspace --git-mirror --memory --pids --cpus --cpu-shares --timeout --network --runtime
-    --account --credential --tty --dry-run --status-file --ledger --capture-log --help --version --'
+    --account --credential --tty --persist --dry-run --status-file --ledger --capture-log --help --version --'
   if [[ $cmd == sandbox-run ]]; then opts+=' --slots --capture-stdout'; else opts+=' --registry --host'; fi
   case ${words[1]:-} in
     doctor) [[ $cmd == sandbox-run ]] && opts='--json' || opts='--json --registry'
       COMPREPLY=($(compgen -W "$opts" -- "$cur")); return ;;
-    gc|ps|exit-codes) COMPREPLY=($(compgen -W '--json' -- "$cur")); return ;;
+    gc|exit-codes) COMPREPLY=($(compgen -W '--json' -- "$cur")); return ;;
+    ps) [[ $cmd == sandbox-run ]] && opts='--json' || opts='--json --registry --host'
+      COMPREPLY=($(compgen -W "$opts" -- "$cur")); return ;;
+    attach|stop) [[ $cmd == sandbox-run ]] && opts='' || opts='--registry --host'
+      COMPREPLY=($(compgen -W "$opts" -- "$cur")); return ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ $cword -eq 1 ]]; then
-    COMPREPLY=($(compgen -W 'doctor gc ps exit-codes kube' -- "$cur"))
+    COMPREPLY=($(compgen -W 'doctor gc ps attach stop exit-codes kube' -- "$cur"))
   fi
 }
 complete -F _agent_sandbox agent-sandbox sandbox-run agent-sandbox-unsafe

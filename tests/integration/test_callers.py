@@ -52,6 +52,7 @@ NOT_FORCIBLE_HERE = {
                           "seat (the door failing closed is unit-tested in tests/unit/test_egress.cc)",
     "host_git_unavailable": "only `agent-sandbox git` returns it, when /usr/bin/git is missing or cannot be run; this "
                             "seat has git, and a session never runs it",
+    "attach_refused": "only `attach` and `stop` return it, never a session (tests/integration/test_interactive.py)",
 }
 
 

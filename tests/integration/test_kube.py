@@ -155,6 +155,7 @@ class Manifest(KubeTest):
         for args, message in [
             (["--status-file", "/dev/null"], "kube: --status-file does not apply: kube prints a manifest and runs nothing"),
             (["--dry-run"], "kube: --dry-run does not apply: kube prints a manifest and runs nothing"),
+            (["--persist"], "kube: --persist does not apply: kube prints a manifest and runs nothing"),
             (["--network", "ns:/run/netns/x"], "kube: --network ns:/run/netns/x has no Pod form "
                                                "(a Pod cannot join a network namespace of the seat); use none"),
             (["--id", "Upper_1"], "kube: 'asbx-Upper_1' is not a Kubernetes name (at most 63 lowercase letters, "

@@ -67,6 +67,7 @@ class PackageTest(unittest.TestCase):
         modes = {line.split()[5].lstrip("."): line.split()[0] for line in listing.splitlines()}
         want = {f"/usr/bin/{e}" for e in EXECUTABLES} | {
             "/usr/share/agent-sandbox/credtable.toml",
+            "/usr/share/agent-sandbox/shims/cdx", "/usr/share/agent-sandbox/shims/cld",
             "/usr/lib/systemd/user/agent-sandbox-gc.service", "/usr/lib/systemd/user/agent-sandbox-gc.timer",
             "/usr/share/man/man1/agent-sandbox.1.gz", "/usr/share/man/man1/sandbox-run.1.gz",
             "/usr/share/man/man1/agent-sandbox-unsafe.1.gz", "/usr/share/man/man5/seat.toml.5.gz",
@@ -83,6 +84,9 @@ class PackageTest(unittest.TestCase):
         for e in EXECUTABLES:
             self.assertEqual(modes[f"/usr/bin/{e}"], "-rwxr-xr-x")
         self.assertEqual(modes["/usr/share/agent-sandbox/credtable.toml"], "-rw-r--r--")
+        for shim in ("cdx", "cld"):  # shipped, but not on PATH
+            self.assertEqual(modes[f"/usr/share/agent-sandbox/shims/{shim}"], "-rwxr-xr-x")
+            self.assertNotIn(f"/usr/bin/{shim}", files)
 
     def test_installed_files_work(self):
         """--version of every packaged executable; the gc unit runs the packaged agent-sandbox."""

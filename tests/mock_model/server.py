@@ -169,9 +169,9 @@ def messages_turn(body):
     return "aux", None
 
 
-def messages_content(turn, script):
-    if turn == 1:
-        return [{"type": "tool_use", "id": "toolu_mock_1", "name": "Bash",
+def messages_content(turn, script, n=1):
+    if turn == 1:  # a new id per tool call: the claude TUI runs several prompts in one conversation
+        return [{"type": "tool_use", "id": "toolu_mock_%d" % n, "name": "Bash",
                  "input": {"command": script.command}}], "tool_use"
     if turn == 2:
         return [{"type": "text", "text": script.final}], "end_turn"
@@ -179,7 +179,7 @@ def messages_content(turn, script):
 
 
 def messages_events(turn, body, script, n):
-    content, stop = messages_content(turn, script)
+    content, stop = messages_content(turn, script, n)
     model = body.get("model", "mock-model")
     msg = {"id": "msg_mock_%d" % n, "type": "message", "role": "assistant", "model": model,
            "content": [], "stop_reason": None, "stop_sequence": None,
@@ -204,7 +204,7 @@ def messages_events(turn, body, script, n):
 
 
 def messages_json(turn, body, script, n):
-    content, stop = messages_content(turn, script)
+    content, stop = messages_content(turn, script, n)
     return {"id": "msg_mock_%d" % n, "type": "message", "role": "assistant",
             "model": body.get("model", "mock-model"), "content": content,
             "stop_reason": stop, "stop_sequence": None,

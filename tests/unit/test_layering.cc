@@ -1,6 +1,6 @@
 // The house's floors (docs/ARCHITECTURE.md): every include points down or sideways, never up.
 //   0 ground floor  base/                          the session's values and the shared basics
-//   1 policy        plan/ credtable/ mounts/ preflight/ egress/ state/ tripwire/ gitscan/   decide; never HTTP or ssh
+//   1 policy        plan/ credtable/ mounts/ preflight/ egress/ state/ tripwire/ gitscan/ persist/   decide; never HTTP or ssh
 //   2 mechanism     launcher/<room>/               execute the plan (podman, lifecycle, remote, ...)
 //   3 top           launcher/*.cc, unsafe/         the CLI and the executables
 // A file may include its own floor and the floors below. The whole source tree is read.
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 int floor_of(const std::string& path) {
   static const std::map<std::string, int> rooms = {
       {"base", 0},      {"plan", 1},  {"credtable", 1}, {"mounts", 1},
-      {"preflight", 1}, {"egress", 1}, {"state", 1},     {"tripwire", 1}, {"gitscan", 1}, {"unsafe", 3}};
+      {"preflight", 1}, {"egress", 1}, {"state", 1},     {"tripwire", 1}, {"gitscan", 1}, {"persist", 1}, {"unsafe", 3}};
   auto slash = path.find('/');
   if (slash == std::string::npos) return -1;
   std::string top = path.substr(0, slash);
@@ -76,7 +76,8 @@ TEST_CASE("layering: no include in the source tree climbs a floor") {
   const fs::path root = ASBX_SOURCE_DIR;
   std::vector<std::string> found;
   std::size_t files = 0;
-  for (const char* top : {"base", "plan", "credtable", "mounts", "preflight", "egress", "state", "tripwire", "gitscan", "launcher", "unsafe"}) {
+  for (const char* top : {"base", "plan", "credtable", "mounts", "preflight", "egress", "state", "tripwire", "gitscan", "persist",
+                          "launcher", "unsafe"}) {
     for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
       auto ext = entry.path().extension();
       if (!entry.is_regular_file() || (ext != ".h" && ext != ".cc")) continue;

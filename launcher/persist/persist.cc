@@ -1,0 +1,134 @@
+#include "launcher/persist/persist.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/util.h"
+#include "launcher/lifecycle/status.h"
+#include "launcher/lifecycle/terminal.h"
+#include "launcher/persist/channel.h"
+#include "launcher/persist/client.h"
+#include "launcher/persist/server.h"
+#include "persist/keys.h"
+
+namespace asbx {
+namespace {
+
+// The session's own dir, made here and nowhere else: an id in use is refused; a dir whose socket
+// answers nothing was left by a supervisor that was killed, and is cleared.
+void claim_session_dir(const LaunchPlan& plan) {
+  std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), failed;
+  if (!make_dirs(parent, &failed))
+    throw Error(ErrorKind::internal, "cannot create " + failed + " for the session dir: " + std::strerror(errno));
+  if (::mkdir(plan.session_dir.c_str(), 0700) == 0) return;
+  if (errno != EEXIST) throw Error(ErrorKind::internal, "cannot create " + plan.session_dir + ": " + std::strerror(errno));
+  struct stat st{};
+  int answer = connect_errno(plan.attach_socket);
+  if (::lstat(plan.session_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
+      (answer == ECONNREFUSED || answer == ENOENT)) {
+    std::error_code ignored;
+    std::filesystem::remove_all(plan.session_dir, ignored);  // never follows links
+    if (::mkdir(plan.session_dir.c_str(), 0700) == 0) return;
+  }
+  throw Error(ErrorKind::usage, "--id " + plan.session_id + ": a session of that id is already running on this seat (" +
+                                    plan.session_dir + ")");
+}
+
+void to_dev_null() {
+  int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+  if (null > 2) ::close(null);
+}
+
+// The supervisor is the launcher gc judges: its pid and start on the labels.
+void relabel(LaunchPlan& plan) {
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  plan.labels["agent-sandbox.launcher-pid"] = std::to_string(::getpid());
+  plan.labels["agent-sandbox.started"] = std::to_string(now.count());
+}
+
+int supervise(const Request& req, const SeatConfig& seat, LaunchPlan plan, UniqueFd listener, int rows, int cols,
+              const LocalOptions& opts) {
+  to_dev_null();
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_IGN);  // until the session's own handlers
+  relabel(plan);
+  SessionEnd end;
+  auto failed = [&](const Error& e) {  // no session ran: say so where the records go
+    if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(plan.session_id, e));
+    end.exit_code = e.exit_code();
+  };
+  try {
+    PtyPair pty = open_pty(rows, cols);
+    AttachServer server(std::move(listener), pty.master.get(), ::getuid());
+    server.start();
+    end = run_planned(req, seat, plan, StdioFds{pty.slave.get(), pty.slave.get(), pty.slave.get()}, opts);
+    ::unlink(plan.attach_socket.c_str());  // from here a new attach hears "no such session"
+    server.finish(end.exit_code, end.lines);
+  } catch (const Error& e) {
+    failed(e);
+  } catch (const std::exception& e) {
+    failed(Error(ErrorKind::internal, std::string("the session's supervisor failed: ") + e.what()));
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(plan.session_dir, ignored);
+  return end.exit_code;
+}
+
+void say_how_to_detach(const LocalOptions& opts, const std::string& id) {
+  std::fprintf(stderr, "%s: session %s is persistent: %s detaches, 'agent-sandbox attach %s' comes back\n",
+               opts.program.c_str(), id.c_str(), kDetachKeysText, id.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int run_persistent(const Request& req, const SeatConfig& seat, LaunchPlan plan, const LocalOptions& opts) {
+  UniqueFd listener, first;
+  try {
+    claim_session_dir(plan);
+    listener = listen_attach(plan.attach_socket);
+    first = connect_attach(plan.attach_socket, plan.session_id);  // queued until the supervisor accepts it
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(plan.session_id, e));
+    return e.exit_code();
+  }
+  int rows = 24, cols = 80;
+  window_size(0, rows, cols);
+  say_how_to_detach(opts, plan.session_id);
+  std::fflush(nullptr);
+  pid_t middle = ::fork();
+  if (middle == 0) {  // the middle child only starts the supervisor in a session of its own and goes
+    ::setsid();
+    pid_t supervisor = ::fork();
+    if (supervisor != 0) ::_exit(supervisor < 0 ? 1 : 0);
+    first = UniqueFd();
+    return supervise(req, seat, std::move(plan), std::move(listener), rows, cols, opts);
+  }
+  listener = UniqueFd();
+  if (middle < 0) {
+    std::error_code ignored;
+    std::filesystem::remove_all(plan.session_dir, ignored);
+  }
+  int status = 0;
+  while (middle > 0 && ::waitpid(middle, &status, 0) < 0 && errno == EINTR) {}
+  try {
+    if (middle < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw Error(ErrorKind::internal, std::string("cannot start the session's supervisor: fork: ") + std::strerror(errno));
+    return attach_terminal(std::move(first), opts.program, plan.session_id);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    return e.exit_code();
+  }
+}
+
+}  // namespace asbx
