@@ -14,6 +14,7 @@ declare -A SMOKE=(
   [compare.sh]="$bench/compare.sh --runs 1 --stream-mib 4"
   [hostile_output.py]="$bench/hostile_output.py --mib 8 --build $ASBX_BUILD"
   [tripwire.py]="$bench/tripwire.py --runs 1 --egress-runs 2 --build $ASBX_BUILD"
+  [git_scan.sh]="$bench/git_scan.sh 2000 2"
 )
 
 failed=0

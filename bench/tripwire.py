@@ -77,7 +77,10 @@ def main():
         for mode in ("record", "off"):
             out = subprocess.run([sys.executable, str(ROOT / "bench" / "egress.py"), "--runs", str(args.egress_runs),
                                   "--build", args.build, "--tripwire", mode], capture_output=True, text=True, check=True)
-            print("egress, tripwire %s: %s" % (mode, [l for l in out.stdout.splitlines() if l.startswith("wall")][0]))
+            walls = [l.split("wall", 1)[1].strip() for l in out.stdout.splitlines() if l.lstrip().startswith("wall ")]
+            if not walls:
+                sys.exit("bench/egress.py printed no wall row:\n" + out.stdout)
+            print("egress (post, through the wall), tripwire %s: %s" % (mode, walls[0]))
         server = None
         try:
             server = egress.up(16)
