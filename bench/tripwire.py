@@ -83,7 +83,8 @@ def main():
             print("egress (post, through the wall), tripwire %s: %s" % (mode, walls[0]))
         server = None
         try:
-            server = egress.up(16)
+            server = egress.up(argparse.Namespace(response_kib=16, events=1, event_bytes=64),
+                               *egress.make_cert(pathlib.Path(tmp)))
             flood, peak = measured(launcher, on, "--", "perl", "-e", FLOOD)
             _, idle = measured(launcher, on, "--", "true")
             print("flood: %s; launcher peak RSS %.1f MiB (the same session running true: %.1f MiB)" % (flood, peak, idle))

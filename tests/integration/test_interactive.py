@@ -113,6 +113,8 @@ class InteractiveSeat(SeatTest):
         git("init", "-q", "-b", "main", str(path), cwd=self.seat.dir)
         (path / "sub").mkdir()
         (path / "README").write_text("seed\n")
+        git("-C", str(path), "add", "README", cwd=self.seat.dir)  # a checkout people work in has history (and .git/logs)
+        git("-C", str(path), "-c", "user.name=o", "-c", "user.email=o@o", "commit", "-q", "-m", "seed", cwd=self.seat.dir)
         subprocess.run(["chown", "-R", "%d:%d" % (AGENT_UID, AGENT_UID), str(path)], check=True)
         return path
 
@@ -174,9 +176,7 @@ class WorkspaceDot(InteractiveSeat):
         self.assertGone(session_id("dot"))
 
     def test_dot_in_a_linked_worktree_needs_its_mirror_and_then_works(self):
-        repo = self.clone("proj-repo", under=self.git_root)
-        git("add", "README", cwd=repo)
-        git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "seed", cwd=repo)
+        repo = self.clone("proj-repo", under=self.git_root)  # with its first commit
         worktree = self.src / "wt"
         git("worktree", "add", "-q", "-b", "wt", str(worktree), cwd=repo)
         subprocess.run(["chown", "-R", "%d:%d" % (AGENT_UID, AGENT_UID), str(repo), str(worktree)], check=True)

@@ -48,6 +48,19 @@ std::vector<std::string> climbing(const std::string& path, const std::string& te
   return out;
 }
 
+// Top-level folders that hold C++ but are no room of the house: the tests and fuzz targets sit
+// beside it (they may include any floor).
+bool beside_the_house(const std::string& top) { return top == "tests" || top == "fuzz"; }
+
+bool holds_cxx(const fs::path& dir) {
+  if (fs::exists(dir / "CMakeCache.txt")) return false;  // a build tree
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    auto ext = entry.path().extension();
+    if (entry.is_regular_file() && (ext == ".h" || ext == ".cc")) return true;
+  }
+  return false;
+}
+
 std::string read(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream s;
@@ -90,4 +103,18 @@ TEST_CASE("layering: no include in the source tree climbs a floor") {
   std::string all;
   for (const auto& f : found) all += f + "\n";
   CHECK_MESSAGE(found.empty(), "includes that climb:\n" << all);
+}
+
+TEST_CASE("layering: every folder of C++ in the tree is a room with a floor") {
+  const fs::path root = ASBX_SOURCE_DIR;
+  std::vector<std::string> homeless;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    std::string top = entry.path().filename().string();
+    if (!entry.is_directory() || top.front() == '.' || beside_the_house(top)) continue;
+    if (floor_of(top + "/x.h") < 0 && holds_cxx(entry.path())) homeless.push_back(top);
+  }
+  std::string all;
+  for (const auto& f : homeless) all += f + "/ ";
+  CHECK_MESSAGE(homeless.empty(), "folders of C++ with no floor (add them to floor_of() here and to docs/ARCHITECTURE.md): "
+                                      << all);
 }
