@@ -205,6 +205,7 @@ RequestRewriter::Status RequestRewriter::start_request(std::string& up) {
   if (auto no = request_framing(head, framing)) return refuse(no->status, no->refusal->c_str(), no->why);
   std::string rest = pending_.substr(head.length);
   pending_.clear();
+  blank_lines_ = 0;
   carry_.clear();
   body_.emplace(framing);
   if (rule_.refresh) {
@@ -231,6 +232,13 @@ RequestRewriter::Status RequestRewriter::feed(std::string_view in, std::string& 
       std::size_t take = std::min(in.size() - consumed, kMaxRequestHead + 4 - std::min(pending_.size(), kMaxRequestHead + 4));
       pending_.append(in.substr(consumed, take));
       consumed += take;
+      // RFC 9112 §2.2: empty lines before a request line are ignored (a few, not forever).
+      while (pending_.size() >= 2 && pending_.compare(0, 2, "\r\n") == 0 && blank_lines_ < kMaxBlankLines)
+        pending_.erase(0, 2), ++blank_lines_;
+      if (pending_.empty() || pending_ == "\r") {
+        if (consumed == in.size()) return Status::more;
+        continue;
+      }
       RequestHead probe = parse_request_head(pending_);
       if (probe.status == RequestHead::Status::incomplete) {
         if (consumed == in.size()) return Status::more;

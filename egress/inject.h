@@ -120,7 +120,8 @@ class RequestRewriter {
   std::optional<BodyFramer> body_;
   std::string carry_;    // the body's last bytes, so a placeholder split between reads is still seen
   std::string token_body_;
-  int status_code_ = 0, swapped_ = 0, elsewhere_ = 0;
+  int status_code_ = 0, swapped_ = 0, elsewhere_ = 0, blank_lines_ = 0;
+  static constexpr int kMaxBlankLines = 4;
   std::string reason_, detail_;
 };
 

@@ -77,13 +77,24 @@ std::string token_response(const TokenAnswer& a) {
 
 }  // namespace
 
+constexpr std::int64_t kQuietMs = 250;
+
 struct EgressProxy::Intercept {
   SSL* agent = nullptr;
   SSL* up = nullptr;
   std::optional<RequestRewriter> rewriter;
   std::string to_up, to_agent;
   bool agent_eof = false, up_eof = false, closing = false, broken = false;
+  std::string refusal;            // the answer to a refused request, sent once what went before is answered
+  std::int64_t last_up_byte = 0;  // steady ms
   std::int64_t out = 0, in = 0;
+  // A refusal follows the answers to what the agent sent before it (clients do not pipeline, but
+  // send the next request as soon as the last response arrived): once everything before it went
+  // upstream and the upstream has said nothing for kQuietMs (or has closed).
+  bool refusal_due() const {
+    if (refusal.empty() || !to_up.empty()) return false;
+    return !up || up_eof || now_ms() - last_up_byte >= kQuietMs;
+  }
   ~Intercept() {
     if (agent) SSL_free(agent);
     if (up) SSL_free(up);
@@ -154,7 +165,7 @@ bool EgressProxy::from_agent(Intercept& x, Conn& c, std::string_view bytes) {
       continue;
     }
     note_refusal(c.host, c.dest.port, x.rewriter->reason(), x.rewriter->detail());
-    x.to_agent += refusal_answer(x.rewriter->refusal_status(), c.host, c.dest.port, x.rewriter->reason());
+    x.refusal = refusal_answer(x.rewriter->refusal_status(), c.host, c.dest.port, x.rewriter->reason());
     x.closing = true;
     return false;
   }
@@ -182,7 +193,7 @@ void EgressProxy::pump(Intercept& x, Conn& c) {
       std::string got;
       int n = tls_read(x.agent, got);
       if (n < 0) x.agent_eof = true;
-      if (n > 0 && !from_agent(x, c, got)) x.to_up.clear();
+      if (n > 0) from_agent(x, c, got);
       moved |= n > 0 || SSL_pending(x.agent) > 0;
     }
     if (x.up && !x.to_up.empty()) {
@@ -191,9 +202,10 @@ void EgressProxy::pump(Intercept& x, Conn& c) {
       x.out += std::max(n, 0);
       moved |= n > 0;
     }
-    if (x.up && !x.up_eof && !x.closing && x.to_agent.size() < kBuffer) {
+    if (x.up && !x.up_eof && x.to_agent.size() < kBuffer) {
       int n = tls_read(x.up, x.to_agent);
       if (n < 0) x.up_eof = true;
+      if (n > 0) x.last_up_byte = now_ms();
       x.in += std::max(n, 0);
       moved |= n > 0 || SSL_pending(x.up) > 0;
     }
@@ -202,8 +214,9 @@ void EgressProxy::pump(Intercept& x, Conn& c) {
       x.broken |= n < 0;
       moved |= n > 0;
     }
+    if (x.refusal_due()) x.to_agent += std::exchange(x.refusal, std::string());
     bool agent_done = x.agent_eof && x.to_up.empty();  // the agent closed: nothing more is wanted
-    if (x.to_agent.empty() && (x.closing || x.up_eof || agent_done)) return;
+    if (x.to_agent.empty() && x.refusal.empty() && (x.closing || x.up_eof || agent_done)) return;
     if (moved) {
       last = now_ms();
       continue;
