@@ -107,7 +107,7 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.env = container_env(facts.environ, row.env);
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
   // Inject mode whenever the session goes through the wall, unless the seat config turns it off.
-  plan_lifetimes(row, req.account, seat, facts, plan, !req.egress.empty() && seat.egress.inject);
+  plan_lifetimes(row, req.account, seat, facts, plan, !req.egress.empty() && seat.egress.inject && !req.pod_manifest);
   plan.state.paths = row.state;
   plan.home_seed = row.home_seed;
 }
