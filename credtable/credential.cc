@@ -11,6 +11,7 @@
 #include "credtable/inner_sandbox.h"
 #include "credtable/lifetime.h"
 #include "credtable/placeholder.h"
+#include "egress/policy.h"
 #include "base/error.h"
 #include "base/util.h"
 #include "mounts/workspace.h"
@@ -49,6 +50,25 @@ LifetimePolicy lifetime_policy(const SeatConfig& seat, const SessionFacts& facts
   p.margin_s = seat.credential_margin_ms / 1000;
   p.refuse = !seat.credential_expiring_warn;
   return p;
+}
+
+// Does one of the session's --egress values reach an inject host of the row (port 443)?
+bool reaches_inject_host(const CredRow& row, const std::vector<std::string>& asked) {
+  for (const auto& spec : asked) {
+    std::vector<EgressRule> rules;
+    try {
+      if (spec == "default")
+        for (const auto& r : row.egress) rules.push_back(parse_egress_rule(r, "runtime egress", true));
+      else
+        rules.push_back(parse_egress_rule(spec, "--egress", false));
+    } catch (const Error&) {
+      continue;  // plan_session_egress names the bad value
+    }
+    for (const auto& r : rules)
+      for (const auto& h : row.inject_hosts)
+        if (r.matches(h, 443, false)) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -106,8 +126,10 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.inner_sandbox = inner_sandbox_state(row, plan.argv);
   plan.env = container_env(facts.environ, row.env);
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
-  // Inject mode whenever the session goes through the wall, unless the seat config turns it off.
-  plan_lifetimes(row, req.account, seat, facts, plan, !req.egress.empty() && seat.egress.inject && !req.pod_manifest);
+  // Inject mode whenever the session goes through the wall to one of the row's API hosts, unless
+  // the seat config turns it off (a wall to other hosts only has nowhere to put the real token).
+  bool wanted = seat.egress.inject && !req.pod_manifest && reaches_inject_host(row, req.egress);
+  plan_lifetimes(row, req.account, seat, facts, plan, wanted);
   plan.state.paths = row.state;
   plan.home_seed = row.home_seed;
 }

@@ -53,8 +53,9 @@ std::vector<std::pair<std::string, std::string>> parse_home_seed(const toml::nod
   for (const auto& [key, value] : *table) {
     std::string file(key.str());
     std::string text = get_string(value, path, "home_seed." + file);
+    const toml::node& at = value;  // clang before 16 cannot capture a structured binding
     auto bad = [&](const std::string& why) {
-      throw Error(ErrorKind::config, where(path, value) + ": home_seed '" + file + "' " + why);
+      throw Error(ErrorKind::config, where(path, at) + ": home_seed '" + file + "' " + why);
     };
     if (!is_home_relative(file)) bad("must be a relative path inside HOME without '.' or '..'");
     if (!state_credential_conflict(file, destination).empty()) bad("would touch the credential copy '" + destination + "'");

@@ -193,4 +193,14 @@ TEST_CASE("golden: egress-inject (claude OAuth through the injecting wall)") {
   CHECK(plan.credentials[0].mode == "inject");
   CHECK(plan.egress.inject.size() == 2);
   check_golden("egress-inject", plan, t.dir.string());
+  // A wall to none of the row's API hosts has nowhere to put the real token: copy mode.
+  r.egress = {"console.anthropic.com"};
+  LaunchPlan copy = build_plan(r, seat, root, fixed_facts());
+  CHECK(copy.credentials[0].mode == "copy");
+  CHECK(copy.egress.inject.empty());
+  // The seat config alone turns inject mode off.
+  SeatConfig off = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\ncredtable = \"" + kCredtable +
+                                         "\"\n[egress]\ninject = false\n", "/etc/seat.toml", root);
+  r.egress = {"default"};
+  CHECK(build_plan(r, off, root, fixed_facts()).credentials[0].mode == "copy");
 }
