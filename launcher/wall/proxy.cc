@@ -148,6 +148,40 @@ struct Pipe {
   std::int64_t moved = 0;
 };
 
+// Polls both ends for what the pipes can take or give; false on stop or a poll error.
+bool wait_round(const Pipe& out, const Pipe& in, int agent, int up, std::int64_t wait_ms, int stop_fd) {
+  pollfd p[3] = {{stop_fd, POLLIN, 0}, {agent, 0, 0}, {up, 0, 0}};
+  for (const Pipe* d : {&out, &in}) {
+    pollfd& src = d->from == agent ? p[1] : p[2];
+    pollfd& dst = d->to == agent ? p[1] : p[2];
+    if (!d->eof && d->buf.size() < kRelayBuffer) src.events |= POLLIN;
+    if (!d->buf.empty()) dst.events |= POLLOUT;
+  }
+  int n = ::poll(p, 3, clamp_ms(wait_ms));
+  if (n < 0 && errno == EINTR) return true;
+  return n >= 0 && !p[0].revents;
+}
+
+// One read (room permitting) and one write of a direction; false when its receiver is gone.
+bool move(Pipe& d, std::int64_t& last) {
+  char chunk[16384];
+  if (!d.eof && d.buf.size() < kRelayBuffer) {
+    ssize_t r = ::recv(d.from, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (r > 0) d.buf.append(chunk, static_cast<std::size_t>(r)), last = now_ms();
+    else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) d.eof = true;
+  }
+  if (!d.buf.empty()) {
+    ssize_t w = ::send(d.to, d.buf.data(), d.buf.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) d.moved += w, d.buf.erase(0, static_cast<std::size_t>(w)), last = now_ms();
+    else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return false;
+  }
+  if (d.eof && d.buf.empty() && !d.shut) {
+    ::shutdown(d.to, SHUT_WR);
+    d.shut = true;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<IpAddress> resolve_on_seat(const std::string& host) {
@@ -332,54 +366,17 @@ bool EgressProxy::check_hello(Conn& c, int up) {
   return false;
 }
 
+// The blind tunnel: bytes both ways until both ends are done, the idle or total limit passes,
+// or stop(); then the tally.
 void EgressProxy::relay(int agent, int up, const std::string& first, const std::string& host, int port, std::int64_t end) {
   Pipe out{agent, up, first}, in{up, agent};
   std::int64_t last = now_ms();
   bool limit_hit = false;
   while (!(out.eof && out.buf.empty() && in.eof && in.buf.empty())) {
     std::int64_t now = now_ms(), until = std::min(end, last + plan_.idle_ms);
-    if (now >= until) {
-      limit_hit = true;
-      break;
-    }
-    pollfd p[3] = {{stop_pipe_[0], POLLIN, 0}, {agent, 0, 0}, {up, 0, 0}};
-    for (Pipe* d : {&out, &in}) {
-      pollfd& src = d->from == agent ? p[1] : p[2];
-      pollfd& dst = d->to == agent ? p[1] : p[2];
-      if (!d->eof && d->buf.size() < kRelayBuffer) src.events |= POLLIN;
-      if (!d->buf.empty()) dst.events |= POLLOUT;
-    }
-    int n = ::poll(p, 3, clamp_ms(until - now));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || p[0].revents) break;
-    bool broken = false;
-    for (Pipe* d : {&out, &in}) {
-      char chunk[16384];
-      if (!d->eof && d->buf.size() < kRelayBuffer) {
-        ssize_t r = ::recv(d->from, chunk, sizeof chunk, 0);
-        if (r > 0) {
-          d->buf.append(chunk, static_cast<std::size_t>(r));
-          last = now_ms();
-        } else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-          d->eof = true;
-        }
-      }
-      if (!d->buf.empty()) {
-        ssize_t w = ::send(d->to, d->buf.data(), d->buf.size(), MSG_NOSIGNAL);
-        if (w > 0) {
-          d->moved += w;
-          d->buf.erase(0, static_cast<std::size_t>(w));
-          last = now_ms();
-        } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-          broken = true;
-        }
-      }
-      if (d->eof && d->buf.empty() && !d->shut) {
-        ::shutdown(d->to, SHUT_WR);
-        d->shut = true;
-      }
-    }
-    if (broken) break;
+    if ((limit_hit = now >= until)) break;
+    if (!wait_round(out, in, agent, up, until - now, stop_pipe_[0])) break;
+    if (!move(out, last) || !move(in, last)) break;
   }
   tally_.bytes(host, port, out.moved, in.moved);
   if (limit_hit)

@@ -9,6 +9,11 @@
 #include "credtable/placeholder.h"
 #include "egress/inject.h"
 #include "base/error.h"
+#include "launcher/lifecycle/secret_scan.h"
+#include "tests/unit/temp_dir.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace asbx;
 using nlohmann::json;
@@ -276,4 +281,19 @@ TEST_CASE("lifetime in inject mode: the real expiry must outlast the session, th
   CHECK(l2.refresh_due);
   p.session_s = 600;  // the real token would expire inside the session: refused in inject mode too
   CHECK_THROWS_AS(check_lifetime("codex", rule, l2, p), Error);
+}
+
+TEST_CASE("secret scan: finds a value anywhere in a tree (also across read chunks), follows no symlink") {
+  asbx::test::TempDir t;
+  t.write("a/b/clean.txt", "nothing here");
+  t.write("a/deep/found.log", std::string(256 * 1024 - 5, 'x') + "REALTOKEN-0123456789" + "tail");
+  std::filesystem::create_symlink("/etc", t.dir / "a/link");
+  int fd = ::open(t.s().c_str(), O_RDONLY | O_DIRECTORY);
+  ScanBudget budget;
+  std::vector<std::string> found = scan_tree(fd, "/top", {"REALTOKEN-0123456789"}, budget);
+  ::close(fd);
+  CHECK(found == std::vector<std::string>{"/top/a/deep/found.log"});
+  CHECK_FALSE(budget.exhausted);
+  CHECK(holds_any("x=REALTOKEN-0123456789", {"REALTOKEN-0123456789"}));
+  CHECK_FALSE(holds_any("x=REALTOKEN", {"REALTOKEN-0123456789", ""}));
 }
