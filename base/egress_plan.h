@@ -21,11 +21,31 @@ struct EgressRule {
   bool operator==(const EgressRule&) const = default;
 };
 
+// Inject mode (docs/CREDENTIALS.md): a host whose TLS the wall terminates. On an inject host it
+// swaps the placeholder in the request's Authorization/x-api-key for the real value; a refresh
+// host's token endpoint it answers itself with fresh placeholders (nothing goes upstream).
+// Where the container finds the session CA's certificate (public part only).
+inline constexpr const char* kSessionCaDir = "/sandbox/ca";
+inline constexpr const char* kSessionCaPath = "/sandbox/ca/session-ca.pem";
+
+struct InjectHost {
+  std::string host;                 // normalised (lowercase, no trailing dot)
+  std::string runtime;              // the credtable row it came from
+  bool refresh = false;             // a token endpoint host: answered locally, never forwarded
+  std::vector<std::string> allow;   // path rules: "/exact" or "/prefix/" (a request must match one)
+  std::vector<std::string> deny;    // path prefixes refused even when allowed (case-insensitive)
+  std::string token_path;           // refresh hosts: the endpoint the wall answers (POST)
+  std::string token_answer;         // refresh hosts: "openai" or "anthropic" (the answer's shape)
+  bool operator==(const InjectHost&) const = default;
+};
+
 // The seat owner's [egress] table (only the seat config file sets it).
 struct EgressSeat {
   std::optional<std::vector<EgressRule>> allow;  // absent: any public name
   std::map<std::string, std::string> hosts;      // name → address literal, before DNS
   std::vector<Cidr> private_ok;                  // non-public ranges allowed as destinations
+  bool inject = true;                            // inject mode for rows that support it (docs/CREDENTIALS.md)
+  std::string upstream_ca;                       // extra CA (PEM) trusted for the wall's upstream TLS
   bool operator==(const EgressSeat&) const = default;
 };
 
@@ -39,6 +59,9 @@ struct EgressPlan {
   std::int64_t idle_ms = 300'000;            // a connection with no byte either way for this long ends
   std::int64_t total_ms = 3'600'000;         // no connection lives longer
   int max_connections = 64;                  // open at once per session
+  std::vector<InjectHost> inject;            // hosts whose TLS the wall terminates (empty: copy mode)
+  std::string upstream_ca;                   // the seat's extra CA for the upstream TLS leg
+  std::int64_t leaf_lifetime_s = 24 * 3600;  // the session CA's and its leaves' lifetime (≤ the session)
   bool operator==(const EgressPlan&) const = default;
 };
 

@@ -35,6 +35,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::credential_expiring, 223, "credential_expiring", "the credential would need a refresh before the session can end (refresh it on the host first)"},
       {ErrorKind::egress_unavailable, 224, "egress_unavailable", "the egress door (the proxy's listener inside the container) could not be opened; nothing ran"},
       {ErrorKind::tripwire, 225, "tripwire", "the tripwire ended the session at its first trip (seat config tripwire = \"kill\"), or could not be set up (nothing ran then)"},
+      {ErrorKind::credential_exposed, 226, "credential_exposed", "inject mode: a real token value was found inside the container at the session's end (the record names where; the value never)"},
       {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
   };

@@ -36,6 +36,7 @@ enum class ErrorKind {
   tripwire,
   host_git_unavailable,
   attach_refused,
+  credential_exposed,
 };
 
 struct ExitCodeRow {

@@ -52,6 +52,8 @@ struct StagedCredential {
   std::string source;       // absolute path on the seat (resolved, readable)
   std::string copy_to;      // the copy the launcher writes into the ephemeral HOME
   CredentialLifetime lifetime;  // read at plan time from `source`
+  std::string mode = "copy";    // "inject": the HOME gets placeholders, the wall the real value
+  std::vector<std::string> secrets;  // inject: the row's secret paths in the file
   bool operator==(const StagedCredential&) const = default;
 };
 

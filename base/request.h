@@ -14,6 +14,9 @@ namespace asbx {
 
 struct Request {
   std::string id;
+  // Set by `kube` only (no flag): a Pod has no wall beside it, so credentials stay in copy mode
+  // (docs/KUBERNETES.md, the gaps).
+  bool pod_manifest = false;
   std::optional<std::string> image;
   std::optional<std::string> workspace;
   std::optional<std::string> git_mirror;  // the common dir of the workspace's linked worktree

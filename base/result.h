@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,14 @@ struct SessionResult {
   bool container_removed = false;
   bool credential_refreshed_in_container = false;
   std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/lifecycle/home.cc)
+  // Inject mode (the wall's counters, launcher/wall/wall.h): requests whose placeholder was
+  // swapped, per host; token requests answered by the wall; placeholders seen elsewhere.
+  std::map<std::string, std::int64_t> injected;
+  std::int64_t refreshes_answered = 0;
+  std::int64_t placeholder_elsewhere = 0;
+  // The end-of-session secret scan: where a real token value was found (paths, never the value).
+  std::vector<std::string> credential_exposed;
+  bool exposure_scanned = false;
   StateReport state;  // what of the agent's state came back (docs/STATE.md)
   GitReport git;      // the workspace's git after the agent (docs/MOUNTS.md, "After the agent")
   std::int64_t started_unix = 0;

@@ -47,3 +47,18 @@ std::string join(const std::vector<std::string>& parts, const std::string& separ
 }
 
 }  // namespace asbx
+
+#include <stdexcept>
+#include <sys/random.h>
+
+namespace asbx {
+std::string random_bytes(std::size_t n) {
+  std::string out(n, '\0');
+  for (std::size_t got = 0; got < n;) {
+    ssize_t r = ::getrandom(out.data() + got, n - got, 0);
+    if (r > 0) got += static_cast<std::size_t>(r);
+    else if (errno != EINTR) throw std::runtime_error("getrandom failed");
+  }
+  return out;
+}
+}  // namespace asbx

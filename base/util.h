@@ -29,3 +29,8 @@ std::map<std::string, std::string> environ_map(char* const* entries);
 std::string join(const std::vector<std::string>& parts, const std::string& separator = ", ");
 
 }  // namespace asbx
+
+namespace asbx {
+// n bytes from the kernel's CSPRNG (getrandom); throws std::runtime_error when it fails.
+std::string random_bytes(std::size_t n);
+}  // namespace asbx

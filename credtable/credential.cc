@@ -10,6 +10,8 @@
 #include "credtable/env_policy.h"
 #include "credtable/inner_sandbox.h"
 #include "credtable/lifetime.h"
+#include "credtable/placeholder.h"
+#include "egress/policy.h"
 #include "base/error.h"
 #include "base/util.h"
 #include "mounts/workspace.h"
@@ -50,14 +52,41 @@ LifetimePolicy lifetime_policy(const SeatConfig& seat, const SessionFacts& facts
   return p;
 }
 
+// Does one of the session's --egress values reach an inject host of the row (port 443)?
+bool reaches_inject_host(const CredRow& row, const std::vector<std::string>& asked) {
+  for (const auto& spec : asked) {
+    std::vector<EgressRule> rules;
+    try {
+      if (spec == "default")
+        for (const auto& r : row.egress) rules.push_back(parse_egress_rule(r, "runtime egress", true));
+      else
+        rules.push_back(parse_egress_rule(spec, "--egress", false));
+    } catch (const Error&) {
+      continue;  // plan_session_egress names the bad value
+    }
+    for (const auto& r : rules)
+      for (const auto& h : row.inject_hosts)
+        if (r.matches(h, 443, false)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void plan_lifetimes(const CredRow& row, const std::string& account, const SeatConfig& seat, const SessionFacts& facts,
-                    LaunchPlan& plan) {
+                    LaunchPlan& plan, bool inject_wanted) {
   LifetimePolicy policy = lifetime_policy(seat, facts, plan.timeout_ms);
   for (auto& cred : plan.credentials) {
     std::string bytes = read_credential(cred);
     cred.lifetime = read_lifetime(row.lifetime, bytes);
+    // Inject when the row can and the file has the shape the row names (the placeholders made
+    // here are thrown away: only the verdict counts; the real ones are made at staging).
+    auto no_random = [](std::size_t n) { return std::string(n, '\x5a'); };
+    if (inject_wanted && row.can_inject() && make_placeholder_file(row.secrets, bytes, no_random).recognised) {
+      cred.mode = "inject";
+      cred.secrets = row.secrets;
+    }
+    policy.injected = cred.mode == "inject";
     std::fill(bytes.begin(), bytes.end(), '\0');
     if (cred.lifetime.account.empty()) cred.lifetime.account = account;
     std::string warning = check_lifetime(row.name, row.lifetime, cred.lifetime, policy);
@@ -97,7 +126,10 @@ void plan_runtime(const Request& req, const SeatConfig& seat, const UserFacts& u
   plan.inner_sandbox = inner_sandbox_state(row, plan.argv);
   plan.env = container_env(facts.environ, row.env);
   plan.credentials = resolve_credentials(row, req.account, req.credential, user);
-  plan_lifetimes(row, req.account, seat, facts, plan);
+  // Inject mode whenever the session goes through the wall to one of the row's API hosts, unless
+  // the seat config turns it off (a wall to other hosts only has nowhere to put the real token).
+  bool wanted = seat.egress.inject && !req.pod_manifest && reaches_inject_host(row, req.egress);
+  plan_lifetimes(row, req.account, seat, facts, plan, wanted);
   plan.state.paths = row.state;
   plan.home_seed = row.home_seed;
 }

@@ -1,6 +1,8 @@
 #include "credtable/credtable.h"
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -51,8 +53,9 @@ std::vector<std::pair<std::string, std::string>> parse_home_seed(const toml::nod
   for (const auto& [key, value] : *table) {
     std::string file(key.str());
     std::string text = get_string(value, path, "home_seed." + file);
+    const toml::node& at = value;  // clang before 16 cannot capture a structured binding
     auto bad = [&](const std::string& why) {
-      throw Error(ErrorKind::config, where(path, value) + ": home_seed '" + file + "' " + why);
+      throw Error(ErrorKind::config, where(path, at) + ": home_seed '" + file + "' " + why);
     };
     if (!is_home_relative(file)) bad("must be a relative path inside HOME without '.' or '..'");
     if (!state_credential_conflict(file, destination).empty()) bad("would touch the credential copy '" + destination + "'");
@@ -60,6 +63,44 @@ std::vector<std::pair<std::string, std::string>> parse_home_seed(const toml::nod
     out.emplace_back(file, text);
   }
   return out;
+}
+
+// Host names as the wall compares them: normalised, or a config error.
+std::vector<std::string> host_names(const toml::node& n, const std::string& path, const char* key) {
+  std::vector<std::string> out;
+  for (const auto& h : get_strings(n, path, key)) {
+    std::string name = normal_host_name(h);
+    if (name.empty() || name.find('*') != std::string::npos)
+      throw Error(ErrorKind::config, where(path, n) + ": " + key + ": '" + h + "' is not a host name");
+    out.push_back(name);
+  }
+  return out;
+}
+
+// "HOST/path": the host one of the row's inject hosts, the path absolute.
+void check_path_rules(const CredRow& row, const std::vector<std::string>& rules, const char* key,
+                      const std::function<void(const std::string&)>& bad) {
+  for (const auto& r : rules) {
+    auto slash = r.find('/');
+    std::string host = slash == std::string::npos ? "" : r.substr(0, slash);
+    if (slash == std::string::npos || std::find(row.inject_hosts.begin(), row.inject_hosts.end(), host) == row.inject_hosts.end())
+      bad("runtime '" + row.name + "': " + key + " '" + r + "' must be HOST/PATH with HOST one of inject_hosts");
+  }
+}
+
+void check_inject(const CredRow& row, const std::function<void(const std::string&)>& bad) {
+  if (row.inject_hosts.empty() && (!row.refresh_hosts.empty() || !row.inject_allow.empty() || !row.inject_deny.empty()))
+    bad("runtime '" + row.name + "': refresh_hosts, inject_allow and inject_deny need inject_hosts");
+  if (!row.inject_hosts.empty() && row.secrets.empty()) bad("runtime '" + row.name + "': inject_hosts needs 'secrets'");
+  if (!row.refresh_hosts.empty() && (row.token_path.empty() || row.token_path[0] != '/'))
+    bad("runtime '" + row.name + "': refresh_hosts needs 'token_path' (an absolute path)");
+  if (!row.refresh_hosts.empty() && row.token_answer != "openai" && row.token_answer != "anthropic")
+    bad("runtime '" + row.name + "': 'token_answer' must be \"openai\" or \"anthropic\"");
+  check_path_rules(row, row.inject_allow, "inject_allow", bad);
+  check_path_rules(row, row.inject_deny, "inject_deny", bad);
+  for (const auto& h : row.inject_hosts)
+    if (std::find(row.refresh_hosts.begin(), row.refresh_hosts.end(), h) != row.refresh_hosts.end())
+      bad("runtime '" + row.name + "': '" + h + "' is both an inject and a refresh host");
 }
 
 void check_row(const CredRow& row, const toml::node& node, const std::string& path) {
@@ -74,6 +115,7 @@ void check_row(const CredRow& row, const toml::node& node, const std::string& pa
   if (!row.inner_sandbox_off.empty() && row.inner_sandbox_why.empty())
     bad("runtime '" + row.name + "': 'inner_sandbox_off' needs 'inner_sandbox_why'");
   check_state_paths(row, node, path);
+  check_inject(row, bad);
   const LifetimeRule& l = row.lifetime;
   if (l.expiry_unit != "s" && l.expiry_unit != "ms") bad("runtime '" + row.name + "': 'expiry_unit' must be \"s\" or \"ms\"");
   if (!l.expiry.empty() && l.refresh_command.empty())
@@ -131,6 +173,13 @@ CredRow parse_row(const toml::node& node, const std::string& path) {
        }},
       {"state", [&](const toml::node& n) { row.state = get_strings(n, path, "state"); }},
       {"home_seed", [&](const toml::node& n) { seed = &n; }},
+      {"secrets", [&](const toml::node& n) { row.secrets = get_strings(n, path, "secrets"); }},
+      {"inject_hosts", [&](const toml::node& n) { row.inject_hosts = host_names(n, path, "inject_hosts"); }},
+      {"refresh_hosts", [&](const toml::node& n) { row.refresh_hosts = host_names(n, path, "refresh_hosts"); }},
+      {"token_path", str(row.token_path, "token_path")},
+      {"token_answer", str(row.token_answer, "token_answer")},
+      {"inject_allow", [&](const toml::node& n) { row.inject_allow = get_strings(n, path, "inject_allow"); }},
+      {"inject_deny", [&](const toml::node& n) { row.inject_deny = get_strings(n, path, "inject_deny"); }},
   };
   lifetime_keys(keys, row.lifetime, path);
   for_each_key(*table, path, keys);
@@ -154,6 +203,26 @@ CredTable parse_credtable(const std::string& text, const std::string& path) {
     for (std::size_t j = 0; j < i; ++j)
       if (out.rows[i].name == out.rows[j].name)
         throw Error(ErrorKind::config, path + ": runtime '" + out.rows[i].name + "' appears twice");
+  return out;
+}
+
+std::vector<InjectHost> inject_hosts_of(const CredRow& row) {
+  std::vector<InjectHost> out;
+  for (const auto& h : row.inject_hosts) {
+    InjectHost ih{h, row.name};
+    for (const auto& r : row.inject_allow)
+      if (r.compare(0, h.size() + 1, h + "/") == 0) ih.allow.push_back(r.substr(h.size()));
+    for (const auto& r : row.inject_deny)
+      if (r.compare(0, h.size() + 1, h + "/") == 0) ih.deny.push_back(r.substr(h.size()));
+    out.push_back(ih);
+  }
+  for (const auto& h : row.refresh_hosts) {
+    InjectHost ih{h, row.name};
+    ih.refresh = true;
+    ih.token_path = row.token_path;
+    ih.token_answer = row.token_answer;
+    out.push_back(ih);
+  }
   return out;
 }
 

@@ -27,8 +27,22 @@ struct CredRow {
   // Files written into the fresh HOME before the agent starts: HOME-relative path → constant
   // text from this table (never a secret, never the caller's), e.g. the CLI's "onboarding done".
   std::vector<std::pair<std::string, std::string>> home_seed;
+  // Inject mode (docs/CREDENTIALS.md): the secrets' JSON paths in the file, the API hosts whose
+  // TLS the wall terminates, the token endpoints it answers, and the path rules per host
+  // ("HOST/path" entries: "/exact" or "/prefix/"). A row without inject_hosts stays in copy mode.
+  std::vector<std::string> secrets;
+  std::vector<std::string> inject_hosts;
+  std::vector<std::string> refresh_hosts;
+  std::string token_path;                 // on each refresh host, the endpoint answered (POST)
+  std::string token_answer;               // "openai" | "anthropic": the answer's shape
+  std::vector<std::string> inject_allow;  // "HOST/path..."
+  std::vector<std::string> inject_deny;   // "HOST/path-prefix"
+  bool can_inject() const { return !inject_hosts.empty() && !secrets.empty(); }
   bool operator==(const CredRow&) const = default;
 };
+
+// The row's inject and refresh hosts as the wall enforces them (egress/inject.h).
+std::vector<InjectHost> inject_hosts_of(const CredRow& row);
 
 struct CredTable {
   std::string path;  // file it came from

@@ -83,9 +83,12 @@ CredentialLifetime read_lifetime(const LifetimeRule& rule, const std::string& by
 std::string check_lifetime(const std::string& runtime, const LifetimeRule& rule, CredentialLifetime& lifetime,
                            const LifetimePolicy& policy) {
   if (!lifetime.refresh_at_unix) return "";
+  std::int64_t window = policy.session_s + policy.margin_s;
   std::int64_t left = *lifetime.refresh_at_unix - policy.now_unix;
-  if (left > policy.session_s + policy.margin_s) return "";
+  if (left > window) return "";
   lifetime.refresh_due = true;
+  if (policy.injected && lifetime.expires_unix && *lifetime.expires_unix - policy.now_unix > window) return "";
+  if (policy.injected && lifetime.expires_unix) left = *lifetime.expires_unix - policy.now_unix;
   std::string account = lifetime.account.empty() ? "" : " (account " + lifetime.account + ")";
   std::string when = !lifetime.expires_unix ? "has no readable expiry and must be refreshed now"
                      : left <= 0            ? "must be refreshed now"

@@ -40,9 +40,12 @@ struct LifetimePolicy {
   std::string session_source;      // "--timeout 1h" or "credential_horizon 4h (no --timeout)"
   std::int64_t margin_s = 0;
   bool refuse = true;              // false: credential_expiring = "warn"
+  // Inject mode: the CLI's refresh inside is answered by the wall (the host's login never
+  // rotates), so what must outlast the session is the real token's expiry, not its refresh time.
+  bool injected = false;
 };
 
-// Sets lifetime.refresh_due. A refresh due before now + session + margin throws
+// Sets lifetime.refresh_due. A refresh due (inject mode: an expiry) before now + session + margin throws
 // Error(credential_expiring) naming the runtime, the account, the time left and the
 // remedy; with refuse = false it returns that text as a warning instead. "" = fine.
 std::string check_lifetime(const std::string& runtime, const LifetimeRule& rule, CredentialLifetime& lifetime,

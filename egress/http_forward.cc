@@ -271,3 +271,9 @@ void BodyFramer::fail(const std::string& why) {
 }
 
 }  // namespace asbx
+
+namespace asbx {
+std::optional<ForwardPlan> request_framing(const RequestHead& head, BodyFraming& framing) {
+  return check_framing(head, framing);
+}
+}  // namespace asbx

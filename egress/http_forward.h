@@ -36,6 +36,9 @@ struct ForwardPlan {
 // end-to-end fields (hop-by-hop ones and those its Connection field names dropped), the
 // framing field, `connection: close`.
 ForwardPlan plan_forward(const RequestHead& head, const Destination& dest);
+// The framing checks alone (Content-Length / chunked, as above): a refusal, or nullopt with
+// `framing` set. Inject mode (egress/inject.h) frames each keep-alive request with it.
+std::optional<ForwardPlan> request_framing(const RequestHead& head, BodyFraming& framing);
 
 // Streams one request body: feed() takes the agent's bytes as they come and appends what
 // goes upstream to `out` (Content-Length: the bytes as they are; chunked: each chunk

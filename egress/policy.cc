@@ -86,6 +86,12 @@ EgressSeat parse_egress_seat(const toml::node& node, const std::string& path) {
            seat.hosts[name] = *address;
          }
        }},
+      {"inject", [&](const toml::node& n) { seat.inject = get_bool(n, path, "inject"); }},
+      {"upstream_ca", [&](const toml::node& n) {
+         seat.upstream_ca = get_string(n, path, "upstream_ca");
+         if (seat.upstream_ca.empty() || seat.upstream_ca[0] != '/')
+           throw Error(ErrorKind::config, where(path, n) + ": upstream_ca must be an absolute path to a PEM file");
+       }},
       {"private_ok", [&](const toml::node& n) {
          for (const auto& s : get_strings(n, path, "private_ok")) {
            auto cidr = parse_cidr(s);
@@ -126,6 +132,7 @@ EgressPlan plan_egress(const std::vector<std::string>& asked, const std::vector<
   }
   plan.hosts = seat.hosts;
   plan.private_ok = seat.private_ok;
+  plan.upstream_ca = seat.upstream_ca;
   return plan;
 }
 

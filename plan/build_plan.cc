@@ -1,6 +1,8 @@
 #include "plan/build_plan.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <fstream>
 #include <random>
 #include <unistd.h>
@@ -72,6 +74,22 @@ void check_distinct_destinations(const std::vector<Mount>& mounts) {
 
 std::string seat_config_hint(const UserFacts& user) { return default_seat_config_path(user); }
 
+// Inject mode (docs/CREDENTIALS.md): the wall terminates TLS for the row's hosts — those the
+// session may reach at all — and the CLIs trust the session CA through their own variables.
+void plan_injection(const std::optional<CredRow>& row, LaunchPlan& plan) {
+  bool inject = row && std::any_of(plan.credentials.begin(), plan.credentials.end(),
+                                   [](const StagedCredential& c) { return c.mode == "inject"; });
+  if (!inject) return;
+  for (auto& h : inject_hosts_of(*row)) {
+    bool reachable = std::any_of(plan.egress.rules.begin(), plan.egress.rules.end(),
+                                 [&](const EgressRule& r) { return r.matches(h.host, 443, false); });
+    if (reachable) plan.egress.inject.push_back(std::move(h));
+  }
+  if (plan.timeout_ms > 0) plan.egress.leaf_lifetime_s = std::max<std::int64_t>(60, plan.timeout_ms / 1000);  // ≤ the session
+  plan.mounts.push_back({"tmpfs", "tmpfs", kSessionCaDir, {"rw", "size=64k", "nosuid", "nodev", "noexec", "mode=0755"}});
+  for (const char* name : {"CODEX_CA_CERTIFICATE", "NODE_EXTRA_CA_CERTS"}) plan.env.emplace_back(name, kSessionCaPath);
+}
+
 // --egress: the wall is the container's own empty namespace, so the mode must stay `none`; the
 // door's address reaches the agent as proxy variables (not secrets).
 void plan_session_egress(const Request& req, const SeatConfig& seat, LaunchPlan& plan) {
@@ -80,9 +98,12 @@ void plan_session_egress(const Request& req, const SeatConfig& seat, LaunchPlan&
     throw Error(ErrorKind::usage, "--egress: needs network none (the wall is the container's own empty namespace); "
                                   "the session's network is '" + plan.network + "'");
   std::vector<std::string> row_rules;
-  if (!req.runtime.empty()) row_rules = find_row(load_credtable(credtable_path(seat)), req.runtime).egress;
+  std::optional<CredRow> row;
+  if (!req.runtime.empty()) row = find_row(load_credtable(credtable_path(seat)), req.runtime);
+  if (row) row_rules = row->egress;
   std::string source = seat.path.empty() ? "the seat config" : seat.path;
   plan.egress = plan_egress(req.egress, row_rules, req.runtime, seat.egress, source);
+  plan_injection(row, plan);
   std::string url = "http://127.0.0.1:" + std::to_string(plan.egress.port);
   for (const char* name : {"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"}) plan.env.emplace_back(name, url);
   for (const char* name : {"NO_PROXY", "no_proxy"}) plan.env.emplace_back(name, "localhost,127.0.0.1,::1");

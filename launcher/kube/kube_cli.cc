@@ -28,7 +28,9 @@ void refuse_run_options(const Request& req) {
 int kube_main(const std::string& program, const Request& req) {
   try {
     refuse_run_options(req);
-    LaunchPlan plan = build_plan(req, current_seat_config(), current_user_facts(), current_session_facts());
+    Request pod = req;
+    pod.pod_manifest = true;  // no wall beside a Pod: credentials in copy mode (docs/KUBERNETES.md)
+    LaunchPlan plan = build_plan(pod, current_seat_config(), current_user_facts(), current_session_facts());
     std::cout << kube_yaml(plan) << std::flush;
     return 0;
   } catch (const Error& e) {

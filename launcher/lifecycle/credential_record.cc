@@ -32,9 +32,20 @@ json credentials_json(const LaunchPlan& plan, const SessionResult& r) {
                     {"seconds_to_refresh", seconds_until(l.refresh_at_unix, r.started_unix)},
                     {"refresh_due", l.refresh_due},
                     {"refreshed_in_container", refreshed(r, i)},
-                    {"refresh_expected", refreshed(r, i) ? json(l.refresh_due) : json(nullptr)}});
+                    {"refresh_expected", refreshed(r, i) ? json(l.refresh_due) : json(nullptr)},
+                    {"mode", c.mode},
+                    {"injected", c.mode == "inject" ? json(r.injected) : json::object()},
+                    {"refreshes_answered", c.mode == "inject" ? r.refreshes_answered : 0},
+                    {"placeholder_elsewhere", c.mode == "inject" ? r.placeholder_elsewhere : 0}});
   }
   return list;
+}
+
+json exposed_json(const SessionResult& r) {
+  if (!r.exposure_scanned) return nullptr;
+  json out = json::array();
+  for (const auto& where : r.credential_exposed) out.push_back({{"where", where}});
+  return out;
 }
 
 json refresh_expected_json(const LaunchPlan& plan, const SessionResult& r) {

@@ -11,6 +11,8 @@ namespace asbx {
 
 nlohmann::json credentials_json(const LaunchPlan& plan, const SessionResult& result);
 // null when nothing was refreshed inside; else whether every refresh was expected.
+// The secret scan's findings: null when no scan ran (copy mode), else [{"where": PATH}, ...].
+nlohmann::json exposed_json(const SessionResult& result);
 nlohmann::json refresh_expected_json(const LaunchPlan& plan, const SessionResult& result);
 
 }  // namespace asbx

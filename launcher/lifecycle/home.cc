@@ -10,6 +10,7 @@
 #include "credtable/credential.h"
 #include "credtable/lifetime.h"
 #include "base/error.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -37,6 +38,16 @@ std::string relative_to_home(const std::string& container_path) {
   return container_path.substr(home.size());
 }
 
+// Inject mode: the file the agent gets holds placeholders; the pairs stay in this object.
+std::string SessionHome::placeholder_copy(const StagedCredential& cred) {
+  std::string real = read_credential(cred);
+  PlaceholderFile file = make_placeholder_file(cred.secrets, real, random_bytes);
+  std::fill(real.begin(), real.end(), '\0');
+  if (!file.recognised) unstaged(cred, "its shape changed since the plan: " + file.why);
+  swaps_.insert(swaps_.end(), file.swaps.begin(), file.swaps.end());
+  return file.text;
+}
+
 void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {
   home_ = UniqueFd(open_under(root.fd(), kContainerHome, O_PATH | O_DIRECTORY, true, true));
   if (!home_)
@@ -47,7 +58,7 @@ void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {
   for (const auto& cred : plan.credentials) {
     std::string rel = relative_to_home(cred.copy_to);
     if (rel.empty()) unstaged(cred, "not under HOME");
-    std::string data = read_credential(cred);
+    std::string data = cred.mode == "inject" ? placeholder_copy(cred) : read_credential(cred);
     digests_.push_back(content_digest(data));
     prints_.push_back({static_cast<std::int64_t>(data.size()), digests_.back()});
     // Rootless: keep-id maps the launcher's own uid onto the container user already.
@@ -71,6 +82,7 @@ void SessionHome::check_refresh(const LaunchPlan& plan, SessionResult& result) c
     if (!now || *now == digests_[i]) continue;
     result.credential_refreshed_in_container = true;
     result.credentials_refreshed[i] = true;
+    if (cred.mode == "inject") continue;  // it rewrote placeholders the wall handed it: the host's login is untouched
     result.warnings.push_back("the " + cred.runtime + " credential was refreshed inside the container; the host file is "
                               "unchanged, but a single-use refresh token rotated inside can invalidate the host's "
                               "login (log in again on the seat if it stops working)");

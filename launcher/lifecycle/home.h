@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "credtable/credential.h"
+#include "credtable/placeholder.h"
 #include "launcher/podman/container_root.h"
 #include "base/plan.h"
 #include "base/result.h"
@@ -31,12 +32,17 @@ class SessionHome {
   int fd() const { return home_.get(); }
   // Size and digest of each copy as written: state collection keeps such files out.
   const std::vector<CredentialPrint>& staged_prints() const { return prints_; }
+  // Inject mode: the placeholders written and the real values they stand for (memory only;
+  // the wall puts the real ones on the wire). Empty in copy mode.
+  const std::vector<SecretSwap>& swaps() const { return swaps_; }
   void close() { home_ = UniqueFd(); }
 
  private:
+  std::string placeholder_copy(const StagedCredential& cred);
   UniqueFd home_;
   std::vector<std::uint64_t> digests_;  // per plan.credentials entry
   std::vector<CredentialPrint> prints_;
+  std::vector<SecretSwap> swaps_;
 };
 
 // "/sandbox/home/.codex/auth.json" → ".codex/auth.json"; "" when not under HOME.

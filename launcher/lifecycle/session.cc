@@ -18,11 +18,14 @@
 #include "launcher/lifecycle/mount_access.h"
 #include "launcher/podman/podman_api.h"
 #include "launcher/lifecycle/pump.h"
+#include "launcher/lifecycle/secret_scan.h"
 #include "launcher/podman/service_loss.h"
 #include "launcher/podman/spec.h"
 #include "launcher/lifecycle/state_collect.h"
 #include "launcher/lifecycle/terminal.h"
 #include "base/units.h"
+#include "base/util.h"
+#include <fcntl.h>
 
 namespace asbx {
 
@@ -107,7 +110,9 @@ class Session {
     check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
     home_.stage(root, plan_);
     git_.stage(root, plan_);  // a plain clone's HEAD, index, packed-refs into its tmpfs gitdir
-    egress_.open(pid, plan_);  // the door into the container's own namespace (docs/EGRESS.md)
+    // The door into the container's own namespace (docs/EGRESS.md); in inject mode the session CA
+    // and the placeholders' real values, which only the wall holds.
+    egress_.open(pid, plan_, root, home_.swaps());
     // The catch-all device and the decoys; in kill mode the first trip stops the agent at once.
     tripwire_.arm(pid, plan_, home_.fd(), [this](const std::string&) { init_.kill(); });
   }
@@ -172,11 +177,48 @@ class Session {
     result_.run_ms = steady_ms() - started;
     home_.check_refresh(plan_, result_);
     collect_state_once();  // the agent has ended (exit, timeout, signal, OOM); its HOME is still there
+    timed("secret_scan", [&] { scan_for_exposure(); });
     home_.close();
     if (pumped.output_dropped > 0)
       result_.warnings.push_back("the caller stopped reading: " + std::to_string(pumped.output_dropped) +
                                  " bytes of the agent's output were not delivered");
     timed("conclude", [&] { conclude(code); });
+    if (!result_.credential_exposed.empty())
+      record_error(result_, Error(ErrorKind::credential_exposed,
+                                  "a real token value was found inside the container at the session's end: " +
+                                      join(result_.credential_exposed, ", ") + " (the host's login may have leaked; log in again on the seat)"));
+  }
+
+  // Inject mode: the real values must be nowhere the agent could reach (secret_scan.h): its HOME,
+  // its writable layer, the binds, the environment it was given.
+  void scan_for_exposure() {
+    std::vector<std::string> values = egress_.real_values();
+    if (values.empty()) return;
+    result_.exposure_scanned = true;
+    ScanBudget budget;
+    auto found = [&](std::vector<std::string> where) {
+      result_.credential_exposed.insert(result_.credential_exposed.end(), where.begin(), where.end());
+    };
+    found(scan_tree(home_.fd(), kContainerHome, values, budget));
+    for (const auto& m : plan_.mounts) {
+      if (m.type != "bind") continue;
+      UniqueFd dir(::open(m.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+      found(scan_tree(dir.get(), m.destination, values, budget));
+    }
+    nlohmann::json state;
+    try {
+      state = api_.inspect(result_.container_id);
+    } catch (const Error& e) {
+      result_.warnings.push_back(std::string("the secret scan could not read the container's writable layer: ") + e.what());
+    }
+    std::string upper = state.is_object() ? state.value("/GraphDriver/Data/UpperDir"_json_pointer, std::string()) : "";
+    if (!upper.empty()) {
+      UniqueFd dir(::open(upper.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+      found(scan_tree(dir.get(), "(container root)", values, budget));
+    }
+    for (const auto& [name, value] : plan_.env)
+      if (holds_any(value, values)) found({"env " + name});
+    if (budget.exhausted) result_.warnings.push_back("the end-of-session secret scan stopped at its bound (200000 files, 2 GiB)");
   }
 
   // The attach stream ended: the container has stopped. podman 4.3's wait can answer 500
@@ -296,12 +338,20 @@ class Session {
     tripwire_.stop();
     result_.tripwire = tripwire_.json(plan_);
     result_.egress = egress_.close(plan_);
+    note_injection();
     if (result_.container_id.empty()) return;
     result_.container_removed = timed("remove", [&] {
       return service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs) : api_.remove(result_.container_id);
     });
     if (!result_.container_removed)
       result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
+  }
+
+  void note_injection() {
+    SecretBook::Counts c = egress_.inject_counts();
+    result_.injected = c.injected;
+    result_.refreshes_answered = c.refreshes_answered;
+    result_.placeholder_elsewhere = c.placeholder_elsewhere;
   }
 
   // Runs one step and adds its duration to the record's phases (also when it throws).

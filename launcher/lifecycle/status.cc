@@ -69,6 +69,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"credential_refreshed_in_container", r.credential_refreshed_in_container},
       {"credential_refresh_expected", refresh_expected_json(plan, r)},
       {"credentials", credentials_json(plan, r)},
+      {"credential_exposed", exposed_json(r)},
       {"state", state_json(r.state)},
       {"git", git_json(r.git)},
       {"limits", limits_json(plan, r)},

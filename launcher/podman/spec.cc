@@ -39,6 +39,15 @@ json env_json(const LaunchPlan& plan) {
   return env;
 }
 
+// Not in the create body: the hosts whose TLS the wall terminates (no secret: rules only).
+json inject_json(const EgressPlan& e) {
+  json out = json::array();
+  for (const auto& h : e.inject)
+    out.push_back({{"host", h.host}, {"runtime", h.runtime}, {"refresh", h.refresh}, {"allow", h.allow},
+                   {"deny", h.deny}, {"token_path", h.token_path}});
+  return out;
+}
+
 json egress_plan_json(const EgressPlan& e) {
   if (!e.enabled) return nullptr;
   json rules = json::array(), private_ok = json::array();
@@ -46,7 +55,7 @@ json egress_plan_json(const EgressPlan& e) {
   for (const auto& c : e.private_ok) private_ok.push_back(c.text());
   return {{"door", "127.0.0.1:" + std::to_string(e.port)}, {"allow", rules},   {"hosts", e.hosts},
           {"private_ok", private_ok}, {"idle_ms", e.idle_ms}, {"total_ms", e.total_ms},
-          {"max_connections", e.max_connections}};
+          {"max_connections", e.max_connections}, {"inject", inject_json(e)}};
 }
 
 // Not in the create body: the launcher reads the state back itself (docs/STATE.md).

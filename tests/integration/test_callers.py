@@ -53,6 +53,8 @@ NOT_FORCIBLE_HERE = {
     "host_git_unavailable": "only `agent-sandbox git` returns it, when /usr/bin/git is missing or cannot be run; this "
                             "seat has git, and a session never runs it",
     "attach_refused": "only `attach` and `stop` return it, never a session (tests/integration/test_interactive.py)",
+    "credential_exposed": "only inject mode's end-of-session scan returns it, when a real token value is found inside "
+                          "the container; the agent never holds one (tests/integration/test_inject.py)",
 }
 
 

@@ -263,7 +263,7 @@ TEST_CASE("an egress plan: proxy variables in the env, the policy in the dry run
   CHECK(body["env"]["NO_PROXY"] == "localhost,127.0.0.1,::1");
   CHECK(body["env"]["NODE_USE_ENV_PROXY"] == "1");
   CHECK(plan_json(plan)["egress"] == json::parse(R"({"door":"127.0.0.1:3128","allow":["api.mock.test:8080"],"hosts":{},
-    "private_ok":[],"idle_ms":300000,"total_ms":3600000,"max_connections":64})"));
+    "private_ok":[],"idle_ms":300000,"total_ms":3600000,"max_connections":64,"inject":[]})"));
   r.egress.clear();
   plan = build_plan(r, seat_from("socket = \"/s.sock\"\n"), root_user(), f);
   CHECK(plan_json(plan)["egress"].is_null());

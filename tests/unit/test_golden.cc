@@ -166,10 +166,41 @@ TEST_CASE("golden: egress (claude row's endpoints through the door)") {
   t.write("home/.claude/.credentials.json", "{}");
   UserFacts root = user(0, t.s("home"));
   SeatConfig seat = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\ncredtable = \"" + kCredtable +
-                                          "\"\n[egress]\nallow = [\"*.anthropic.com\"]\n",
+                                          "\"\n[egress]\nallow = [\"*.anthropic.com\", \"platform.claude.com\"]\n",
                                       "/etc/seat.toml", root);
   Request r = request("g-egress", {"claude", "-p", "hi", "--dangerously-skip-permissions"});
   r.runtime = "claude";
   r.egress = {"default"};
   check_golden("egress", build_plan(r, seat, root, fixed_facts()), t.dir.string());
+}
+
+// Inject mode (the default through the wall): the CA's tmpfs and the CLIs' CA variables in the
+// create body; the placeholders are made only at staging, so no token is in any of this.
+TEST_CASE("golden: egress-inject (claude OAuth through the injecting wall)") {
+  TempTree t;
+  t.write("home/.claude/.credentials.json",
+          R"({"claudeAiOauth":{"accessToken":"sk-ant-oat01-REALREALREALREAL","refreshToken":"sk-ant-ort01-REALREALREAL",)"
+          R"("expiresAt":4102444800000,"scopes":["user:inference"],"subscriptionType":"max"}})");
+  UserFacts root = user(0, t.s("home"));
+  SeatConfig seat = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\ncredtable = \"" + kCredtable +
+                                          "\"\n[egress]\nallow = [\"*.anthropic.com\", \"platform.claude.com\"]\n",
+                                      "/etc/seat.toml", root);
+  Request r = request("g-egress-inject", {"claude", "-p", "hi", "--dangerously-skip-permissions"});
+  r.runtime = "claude";
+  r.egress = {"default"};
+  LaunchPlan plan = build_plan(r, seat, root, fixed_facts());
+  REQUIRE(plan.credentials.size() == 1);
+  CHECK(plan.credentials[0].mode == "inject");
+  CHECK(plan.egress.inject.size() == 2);
+  check_golden("egress-inject", plan, t.dir.string());
+  // A wall to none of the row's API hosts has nowhere to put the real token: copy mode.
+  r.egress = {"console.anthropic.com"};
+  LaunchPlan copy = build_plan(r, seat, root, fixed_facts());
+  CHECK(copy.credentials[0].mode == "copy");
+  CHECK(copy.egress.inject.empty());
+  // The seat config alone turns inject mode off.
+  SeatConfig off = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\ncredtable = \"" + kCredtable +
+                                         "\"\n[egress]\ninject = false\n", "/etc/seat.toml", root);
+  r.egress = {"default"};
+  CHECK(build_plan(r, off, root, fixed_facts()).credentials[0].mode == "copy");
 }

@@ -1,0 +1,85 @@
+#include "launcher/lifecycle/secret_scan.h"
+
+#include <algorithm>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace asbx {
+namespace {
+
+constexpr int kMaxDepth = 64;
+constexpr std::size_t kChunk = 256 * 1024;
+
+std::size_t longest(const std::vector<std::string>& values) {
+  std::size_t n = 0;
+  for (const auto& v : values) n = std::max(n, v.size());
+  return n;
+}
+
+// Reads the file in chunks, keeping the last (longest − 1) bytes between them.
+bool file_holds(int fd, const std::vector<std::string>& values, ScanBudget& budget) {
+  std::size_t keep = longest(values) - 1;
+  std::string window, chunk(kChunk, '\0');
+  while (true) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n <= 0) return false;
+    budget.bytes -= n;
+    window.append(chunk.data(), static_cast<std::size_t>(n));
+    if (holds_any(window, values)) return true;
+    if (budget.bytes < 0) return budget.exhausted = true, false;
+    if (window.size() > keep) window.erase(0, window.size() - keep);
+  }
+}
+
+void walk(int dir_fd, const std::string& label, const std::vector<std::string>& values, ScanBudget& budget, int depth,
+          std::vector<std::string>& found) {
+  if (depth > kMaxDepth) return (void)(budget.exhausted = true);
+  int own = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* dir = own >= 0 ? ::fdopendir(own) : nullptr;
+  if (!dir) {
+    if (own >= 0) ::close(own);
+    return;
+  }
+  for (dirent* e; (e = ::readdir(dir)) != nullptr;) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (--budget.files < 0) {
+      budget.exhausted = true;
+      break;
+    }
+    struct stat st{};
+    if (::fstatat(own, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+    if (S_ISDIR(st.st_mode)) {
+      int sub = ::openat(own, name.c_str(), flags | O_DIRECTORY);
+      if (sub < 0) continue;
+      walk(sub, label + "/" + name, values, budget, depth + 1, found);
+      ::close(sub);
+    } else if (S_ISREG(st.st_mode)) {
+      int fd = ::openat(own, name.c_str(), flags);
+      if (fd < 0) continue;
+      if (file_holds(fd, values, budget)) found.push_back(label + "/" + name);
+      ::close(fd);
+    }
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+bool holds_any(const std::string& text, const std::vector<std::string>& values) {
+  return std::any_of(values.begin(), values.end(),
+                     [&](const std::string& v) { return !v.empty() && text.find(v) != std::string::npos; });
+}
+
+std::vector<std::string> scan_tree(int dir_fd, const std::string& label, const std::vector<std::string>& values,
+                                   ScanBudget& budget) {
+  std::vector<std::string> found;
+  if (dir_fd < 0 || values.empty() || longest(values) == 0) return found;
+  walk(dir_fd, label, values, budget, 0, found);
+  return found;
+}
+
+}  // namespace asbx

@@ -1,0 +1,25 @@
+// Inject mode's end-of-session check (docs/CREDENTIALS.md): the real token values must be
+// nowhere the agent could have put them. Searched: the container's HOME (the pinned tmpfs), its
+// writable layer (podman's upper dir, while the container still exists), the workspace and git
+// binds, and the environment the launcher gave it. Nothing followed, every open non-blocking,
+// bounded; a finding names a path, never the value.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace asbx {
+
+struct ScanBudget {
+  std::int64_t files = 200'000;
+  std::int64_t bytes = std::int64_t(2) << 30;  // 2 GiB read at most
+  bool exhausted = false;
+};
+
+// Paths ("LABEL/relative") of regular files under `dir_fd` holding any of `values`.
+std::vector<std::string> scan_tree(int dir_fd, const std::string& label, const std::vector<std::string>& values,
+                                   ScanBudget& budget);
+// True when any value occurs in `text` (pure; also used on the create body's env and argv).
+bool holds_any(const std::string& text, const std::vector<std::string>& values);
+
+}  // namespace asbx
