@@ -12,6 +12,9 @@ APIs:
                                 claude via USE_LOCAL_OAUTH + CLAUDE_LOCAL_OAUTH_API_BASE):
                                 logged as api "token" (grant_type only), answered with fresh
                                 fake tokens valid for a day
+  GET .../codex/models, /wham/accounts/check, /wham/settings/user, /ps/mcp, /api/oauth/profile:
+                                the ChatGPT backend (codex in ChatGPT mode) and claude's profile
+  any request with Upgrade: websocket -> 426 (codex falls back to SSE)
   CONNECT host:443               logged as api "connect" with its target, refused (403): a CLI
                                 whose token URL is fixed (claude) is seen through HTTPS_PROXY
   POST /v1/messages/count_tokens, GET /v1/models, HEAD/GET /, anything else:
@@ -19,9 +22,14 @@ APIs:
 
 Usage:
   server.py [--host 127.0.0.1] [--port 0] [--script FILE | --command CMD --final TEXT]
-            [--log FILE] [--max-seconds 300]
+            [--log FILE] [--max-seconds 300] [--tls-cert PEM --tls-key PEM] [--log-secrets]
+            [--account-id ID]
+--tls-cert/--tls-key: serve TLS (ALPN http/1.1), the handshake in the request's thread; each log
+line then carries the SNI name the client asked for ("sni").
+--log-secrets: log the VALUES of Authorization, x-api-key and ChatGPT-Account-Id (tests that must
+show which token arrived: the injecting wall's); never use it with a real credential.
 With --port 0 a free port is picked; the first stdout line is always PORT=<n>.
-The request log (JSON lines) records header *presence* only, never credential values.
+Without --log-secrets the request log (JSON lines) records header *presence* only.
 """
 
 import argparse
@@ -29,6 +37,7 @@ import gzip
 import json
 import os
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -247,13 +256,21 @@ class Handler(BaseHTTPRequestHandler):
 
     def base_record(self):
         h = self.headers
-        return {
+        rec = {
             "method": self.command,
             "path": self.path,
             "authorization": h.get("Authorization") is not None,
             "x_api_key": h.get("x-api-key") is not None,
             "user_agent": (h.get("User-Agent") or "")[:120],
+            "host": h.get("Host"),
         }
+        sni = getattr(self.connection, "asbx_sni", None)
+        if getattr(self.server, "tls", False):
+            rec["sni"] = sni
+        if self.server.log_secrets:
+            rec.update(authorization_value=h.get("Authorization"), x_api_key_value=h.get("x-api-key"),
+                       account_id_header=h.get("ChatGPT-Account-Id"))
+        return rec
 
     def send_json(self, obj, status=200):
         data = json.dumps(obj).encode()
@@ -282,6 +299,12 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- verbs
     def do_GET(self):
+        if (self.headers.get("Upgrade") or "").lower() == "websocket":
+            rec = self.base_record()
+            rec.update(api="websocket")
+            self.server.log.write(rec)
+            self.send_json({"error": "no websocket here"}, 426)
+            return
         self.handle_other(b"")
 
     def do_HEAD(self):
@@ -368,7 +391,24 @@ class Handler(BaseHTTPRequestHandler):
     def handle_other(self, raw, rec=None):
         rec = rec or self.base_record()
         path = urlsplit(self.path).path.rstrip("/")
-        if path.endswith("/models"):
+        if path.endswith("/codex/models"):  # the ChatGPT backend's model list (codex ChatGPT mode)
+            rec.update(api="models")
+            obj = {"models": []}
+        elif path.endswith("/wham/accounts/check"):
+            rec.update(api="accounts_check")
+            aid = self.server.account_id
+            account = {"id": aid, "account_id": aid, "name": None, "structure": "personal", "plan_type": "pro",
+                       "is_deactivated": False, "workspace_backend_origin": "https://chatgpt.com",
+                       "account_routing_override": None}
+            obj = {"accounts": [account], "account_ordering": [aid]}
+        elif path == "/api/oauth/profile":
+            rec.update(api="profile")
+            obj = {"account": {"uuid": "00000000-0000-4000-8000-000000000001", "email": "dev@example.com",
+                               "display_name": "dev", "has_claude_max": True, "has_claude_pro": False},
+                   "organization": {"uuid": "00000000-0000-4000-8000-000000000002", "name": "mock",
+                                    "organization_type": "claude_max", "billing_type": "stripe_subscription",
+                                    "rate_limit_tier": "default_claude_max_20x"}}
+        elif path.endswith("/models"):
             rec.update(api="models")
             obj = {"object": "list", "data": [{"id": "mock-model", "object": "model", "type": "model",
                                                "display_name": "Mock", "created_at": "2025-01-01T00:00:00Z"}],
@@ -378,6 +418,37 @@ class Handler(BaseHTTPRequestHandler):
             obj = {}
         self.server.log.write(rec)
         self.send_json(obj)
+
+
+class TlsServer(ThreadingHTTPServer):
+    """TLS on every accepted connection, the handshake in the request's own thread (a client that
+    stalls in its handshake holds up nobody else). ALPN offers http/1.1 only."""
+    tls = True
+
+    def set_tls(self, cert, key):
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(cert, key)
+        self.ctx.set_alpn_protocols(["http/1.1"])
+
+        def remember(sock, name, _ctx):
+            sock.asbx_sni = name
+        self.ctx.sni_callback = remember
+
+    def finish_request(self, request, client_address):
+        request.settimeout(30)
+        try:
+            tls = self.ctx.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError) as e:
+            self.log.write({"api": "tls_failed", "error": str(e)[:200]})
+            return
+        tls.settimeout(None)
+        try:
+            super().finish_request(tls, client_address)
+        finally:
+            try:
+                tls.close()
+            except OSError:
+                pass
 
 
 def fake_jwt(claims):
@@ -412,13 +483,21 @@ def main(argv=None):
     p.add_argument("--final", help="final assistant text (turn 2)")
     p.add_argument("--log", help="append one JSON line per request here")
     p.add_argument("--max-seconds", type=float, default=300.0, help="exit by itself after this long")
+    p.add_argument("--tls-cert", help="serve TLS with this certificate chain (PEM)")
+    p.add_argument("--tls-key", help="the certificate's key (PEM)")
+    p.add_argument("--log-secrets", action="store_true", help="log credential header values (test tokens only)")
+    p.add_argument("--account-id", default="acct-mock", help="the account /wham/accounts/check lists")
     args = p.parse_args(argv)
 
     script = load_script(args)
     if args.log:
         open(args.log, "a").close()
 
-    httpd = ThreadingHTTPServer((args.host, args.port), Handler)
+    httpd = (TlsServer if args.tls_cert else ThreadingHTTPServer)((args.host, args.port), Handler)
+    if args.tls_cert:
+        httpd.set_tls(args.tls_cert, args.tls_key)
+    httpd.log_secrets = args.log_secrets
+    httpd.account_id = args.account_id
     httpd.daemon_threads = True
     httpd.script = script
     httpd.log = RequestLog(args.log)
