@@ -15,24 +15,15 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "launcher/wall/helper_channel.h"
 
 namespace asbx {
 namespace {
 
-// What the child reports when it fails: the step and errno.
-struct ChildFailure {
-  int step;
-  int err;
-};
 const char* const kSteps[] = {"enter the container's user namespace", "enter the container's network namespace",
                               "create the socket", "bind 127.0.0.1", "listen", "pass the listener back"};
 
 [[noreturn]] void fail(const std::string& why) { throw Error(ErrorKind::egress_unavailable, "egress door: " + why); }
-
-bool same_namespace(const std::string& a, const std::string& b) {
-  struct stat sa{}, sb{};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 // lo in a fresh namespace may be down; bringing it up needs CAP_NET_ADMIN there, which the
 // child has after entering the namespace's owner.
@@ -50,12 +41,7 @@ void loopback_up() {
 
 // Only async-signal-safe calls: the launcher may have threads when it forks.
 [[noreturn]] void child(int userns, int netns, int port, int channel) {
-  ChildFailure f{0, 0};
-  auto die = [&](int step) {
-    f = {step, errno};
-    (void)!::write(channel, &f, sizeof f);
-    ::_exit(1);
-  };
+  auto die = [&](int step) { helper_fails(channel, step, errno); };
   if (userns >= 0 && ::setns(userns, CLONE_NEWUSER) != 0) die(0);
   if (::setns(netns, CLONE_NEWNET) != 0) die(1);
   loopback_up();
@@ -69,47 +55,17 @@ void loopback_up() {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) die(3);
   if (::listen(s, 64) != 0) die(4);
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &s, sizeof s);
-  if (::sendmsg(channel, &msg, MSG_NOSIGNAL) != 1) die(5);
+  if (!helper_send_fd(channel, s)) die(5);
   ::_exit(0);
 }
 
 // The listener, or throws with the child's reason.
 int receive(int channel) {
-  pollfd p{channel, POLLIN, 0};
-  if (::poll(&p, 1, 10'000) <= 0) fail("the helper did not answer within 10 s");
-  char buf[sizeof(ChildFailure)] = {};
-  iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC);
-  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
-  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-    int fd = -1;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
-  }
-  if (n == static_cast<ssize_t>(sizeof(ChildFailure))) {
-    ChildFailure f;
-    std::memcpy(&f, buf, sizeof f);
-    if (f.step >= 0 && f.step < 6) fail(std::string("cannot ") + kSteps[f.step] + ": " + std::strerror(f.err));
-  }
+  HelperAnswer a = helper_answer(channel, 10'000);
+  if (a.timed_out) fail("the helper did not answer within 10 s");
+  if (a.fd >= 0) return a.fd;
+  if (a.failed && a.failure.step >= 0 && a.failure.step < 6)
+    fail(std::string("cannot ") + kSteps[a.failure.step] + ": " + std::strerror(a.failure.err));
   fail("the helper exited without a listener");
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "launcher/wall/helper_channel.h"
 #include "launcher/wall/rtnl.h"
 
 namespace asbx {
@@ -32,27 +33,13 @@ const char* const kStepNames[kSteps] = {
     "give the device its IPv6 address", "route IPv4 to the device", "route IPv6 to the device",
     "pass the device back"};
 
-struct ChildFailure {
-  int step;
-  int err;
-};
-
 // 192.0.0.8 and fd61:7362:7877::1 as bytes (tun.h names them).
 const unsigned char kAddress4[4] = {192, 0, 0, 8};
 const unsigned char kAddress6[16] = {0xfd, 0x61, 0x73, 0x62, 0x78, 0x77, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 
 [[noreturn]] void fail(const std::string& why) { throw Error(ErrorKind::tripwire, "tripwire: " + why); }
 
-bool same_namespace(const std::string& a, const std::string& b) {
-  struct stat sa{}, sb{};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-[[noreturn]] void child_fails(int channel, int step, int err) {
-  ChildFailure f{step, err};
-  (void)!::write(channel, &f, sizeof f);
-  ::_exit(1);
-}
+[[noreturn]] void child_fails(int channel, int step, int err) { helper_fails(channel, step, err); }
 
 // The device, configured; the child's steps as errnos. IPv6 steps tolerate a kernel without
 // IPv6 (EAFNOSUPPORT): then nothing of the agent can go out over IPv6 either.
@@ -76,20 +63,7 @@ int configure(int channel, int tun, int ifindex) {
 }
 
 void send_fd(int channel, int fd) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  if (::sendmsg(channel, &msg, MSG_NOSIGNAL) != 1) child_fails(channel, pass_back, errno);
+  if (!helper_send_fd(channel, fd)) child_fails(channel, pass_back, errno);
 }
 
 // Only async-signal-safe calls: the launcher may have threads when it forks.
@@ -111,26 +85,11 @@ void send_fd(int channel, int fd) {
 
 // The device's fd, or throws with the child's reason.
 int receive(int channel) {
-  pollfd p{channel, POLLIN, 0};
-  if (::poll(&p, 1, 10'000) <= 0) fail("the helper did not answer within 10 s");
-  char buf[sizeof(ChildFailure)] = {};
-  iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC);
-  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
-  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-    int fd = -1;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
-  }
-  if (n == static_cast<ssize_t>(sizeof(ChildFailure))) {
-    ChildFailure f;
-    std::memcpy(&f, buf, sizeof f);
+  HelperAnswer a = helper_answer(channel, 10'000);
+  if (a.timed_out) fail("the helper did not answer within 10 s");
+  if (a.fd >= 0) return a.fd;
+  if (a.failed) {
+    HelperFailure f = a.failure;
     if (f.step < 0 || f.step >= kSteps) fail("the helper exited without the device");
     std::string why = std::string("cannot ") + kStepNames[f.step] + ": " + std::strerror(f.err);
     if (f.step == open_tun && (f.err == EACCES || f.err == EPERM)) why += " (it must be usable by this user: mode 0666, as udev sets it)";
