@@ -15,6 +15,7 @@ declare -A SMOKE=(
   [hostile_output.py]="$bench/hostile_output.py --mib 8 --build $ASBX_BUILD"
   [tripwire.py]="$bench/tripwire.py --runs 1 --egress-runs 2 --build $ASBX_BUILD"
   [git_scan.sh]="$bench/git_scan.sh 2000 2"
+  [inject.py]="$bench/inject.py --runs 1 --build $ASBX_BUILD --request-kib 4 --response-kib 4 --events 50"
 )
 
 failed=0
