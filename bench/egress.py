@@ -65,10 +65,6 @@ tls.serve_forever()
 '''
 
 
-def ip(*args):
-    subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
 def make_cert(tmp):
     cert, key = tmp / "cert.pem", tmp / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
@@ -78,14 +74,8 @@ def make_cert(tmp):
 
 
 def up(args, cert, key):
-    ip("netns", "add", NS)
-    ip("-n", NS, "link", "set", "lo", "up")
-    ip("link", "add", HOST_IF, "type", "veth", "peer", "name", NS_IF)
-    ip("link", "set", NS_IF, "netns", NS)
-    ip("addr", "add", GW + "/30", "dev", HOST_IF)
-    ip("link", "set", HOST_IF, "up")
-    ip("-n", NS, "addr", "add", ADDR + "/30", "dev", NS_IF)
-    ip("-n", NS, "link", "set", NS_IF, "up")
+    from harness import veth_namespace  # here: harness reads ASBX_BUILD when imported, main sets it first
+    veth_namespace(NS, HOST_IF, NS_IF, GW, ADDR)
     return subprocess.Popen(["ip", "netns", "exec", NS, sys.executable, "-c", SERVER, ADDR, str(args.response_kib * 1024),
                              str(args.events), str(args.event_bytes), str(cert), str(key)])
 
@@ -94,8 +84,8 @@ def down(server):
     if server:
         server.terminate()
         server.wait()
-    subprocess.run(["ip", "link", "delete", HOST_IF], capture_output=True)
-    subprocess.run(["ip", "netns", "delete", NS], capture_output=True)
+    from harness import drop_veth_namespace
+    drop_veth_namespace(NS, HOST_IF)
 
 
 def scripts(curl, body, args, direct):

@@ -43,14 +43,8 @@ SERVER = egress.SERVER.replace('self.path != "/stream"', 'not self.path.endswith
 
 
 def up(args, cert, key):
-    egress.ip("netns", "add", NS)
-    egress.ip("-n", NS, "link", "set", "lo", "up")
-    egress.ip("link", "add", HOST_IF, "type", "veth", "peer", "name", NS_IF)
-    egress.ip("link", "set", NS_IF, "netns", NS)
-    egress.ip("addr", "add", GW + "/30", "dev", HOST_IF)
-    egress.ip("link", "set", HOST_IF, "up")
-    egress.ip("-n", NS, "addr", "add", ADDR + "/30", "dev", NS_IF)
-    egress.ip("-n", NS, "link", "set", NS_IF, "up")
+    from harness import veth_namespace  # here: harness reads ASBX_BUILD when imported, main sets it first
+    veth_namespace(NS, HOST_IF, NS_IF, GW, ADDR)
     return subprocess.Popen(["ip", "netns", "exec", NS, sys.executable, "-c", SERVER, ADDR, str(args.response_kib * 1024),
                              str(args.events), str(args.event_bytes), str(cert), str(key)])
 
@@ -59,8 +53,8 @@ def down(server):
     if server:
         server.terminate()
         server.wait()
-    subprocess.run(["ip", "link", "delete", HOST_IF], capture_output=True)
-    subprocess.run(["ip", "netns", "delete", NS], capture_output=True)
+    from harness import drop_veth_namespace
+    drop_veth_namespace(NS, HOST_IF)
 
 
 def loops(curl, body, cacert, name, args, pin="", auth=""):

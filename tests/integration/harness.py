@@ -167,3 +167,23 @@ def readable_copies():
         import atexit
         atexit.register(shutil.rmtree, d, True)
     return _USER_COPIES["launcher"], _USER_COPIES["credtable"]
+
+
+def veth_namespace(name, host_if, ns_if, gateway, address):
+    """A network namespace of the test's own, joined to the seat by a veth pair: gateway/30 on the
+    seat's end, address/30 inside. Undo with drop_veth_namespace."""
+    def ip(*args):
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+    ip("netns", "add", name)
+    ip("-n", name, "link", "set", "lo", "up")
+    ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
+    ip("link", "set", ns_if, "netns", name)
+    ip("addr", "add", gateway + "/30", "dev", host_if)
+    ip("link", "set", host_if, "up")
+    ip("-n", name, "addr", "add", address + "/30", "dev", ns_if)
+    ip("-n", name, "link", "set", ns_if, "up")
+
+
+def drop_veth_namespace(name, host_if):
+    subprocess.run(["ip", "link", "delete", host_if], capture_output=True)
+    subprocess.run(["ip", "netns", "delete", name], capture_output=True)

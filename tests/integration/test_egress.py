@@ -17,7 +17,8 @@ import tempfile
 import time
 import unittest
 
-from harness import LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, podman, readable_copies, unavailable
+from harness import (LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, drop_veth_namespace, podman, readable_copies, unavailable,
+                     veth_namespace)
 import test_agents_e2e as e2e
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -40,18 +41,8 @@ class Upstream:
         self.command, self.final = command, final
         self.proc = None
 
-    def ip(self, *args):
-        subprocess.run(["ip", *args], check=True, capture_output=True)
-
     def start(self):
-        self.ip("netns", "add", self.name)
-        self.ip("-n", self.name, "link", "set", "lo", "up")
-        self.ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
-        self.ip("link", "set", self.ns_if, "netns", self.name)
-        self.ip("addr", "add", self.gateway + "/30", "dev", self.host_if)
-        self.ip("link", "set", self.host_if, "up")
-        self.ip("-n", self.name, "addr", "add", self.address + "/30", "dev", self.ns_if)
-        self.ip("-n", self.name, "link", "set", self.ns_if, "up")
+        veth_namespace(self.name, self.host_if, self.ns_if, self.gateway, self.address)
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--host", self.address, "--port", "0",
              "--command", self.command, "--final", self.final, "--log", str(self.log), "--max-seconds", "300"],
@@ -71,8 +62,7 @@ class Upstream:
                 self.proc.kill()
                 self.proc.wait()
             self.proc.stdout.close()
-        subprocess.run(["ip", "link", "delete", self.host_if], capture_output=True)
-        subprocess.run(["ip", "netns", "delete", self.name], capture_output=True)
+        drop_veth_namespace(self.name, self.host_if)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def requests(self):

@@ -17,7 +17,7 @@ import sys
 import time
 import unittest
 
-from harness import ROOT, unavailable
+from harness import ROOT, drop_veth_namespace, unavailable, veth_namespace
 import test_agents_e2e as e2e
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -42,18 +42,8 @@ class TlsUpstream:
         self.ca_leaf = lambda name: ca.leaf("other-" + tag, [name])
         self.command, self.final, self.proc = command, final, None
 
-    def ip(self, *args):
-        subprocess.run(["ip", *args], check=True, capture_output=True)
-
     def start(self):
-        self.ip("netns", "add", self.name)
-        self.ip("-n", self.name, "link", "set", "lo", "up")
-        self.ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
-        self.ip("link", "set", self.ns_if, "netns", self.name)
-        self.ip("addr", "add", self.gateway + "/30", "dev", self.host_if)
-        self.ip("link", "set", self.host_if, "up")
-        self.ip("-n", self.name, "addr", "add", self.address + "/30", "dev", self.ns_if)
-        self.ip("-n", self.name, "link", "set", self.ns_if, "up")
+        veth_namespace(self.name, self.host_if, self.ns_if, self.gateway, self.address)
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--host", self.address, "--port", "443",
              "--tls-cert", str(self.cert), "--tls-key", str(self.key), "--log-secrets", "--command", self.command,
@@ -83,8 +73,7 @@ class TlsUpstream:
                 proc.wait()
             proc.stdout.close()
         self.procs = []
-        subprocess.run(["ip", "link", "delete", self.host_if], capture_output=True)
-        subprocess.run(["ip", "netns", "delete", self.name], capture_output=True)
+        drop_veth_namespace(self.name, self.host_if)
 
     def requests(self, log=None):
         log = log or self.log
