@@ -66,6 +66,40 @@ std::string make_placeholder(const std::string& real, const RandomBytes& random)
   return out;
 }
 
+std::string base64url_encode(const std::string& bytes) {
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    buffer = (buffer << 8) | c;
+    bits += 8;
+    while (bits >= 6) out += kBase64Url[(buffer >> (bits -= 6)) & 63];
+  }
+  if (bits > 0) out += kBase64Url[(buffer << (6 - bits)) & 63];
+  return out;
+}
+
+std::string restamp_exp(const std::string& jwt, std::int64_t exp_unix) {
+  if (!looks_like_jwt(jwt)) return jwt;
+  std::size_t a = jwt.find('.'), b = jwt.rfind('.');
+  auto claims = base64url_decode(jwt.substr(a + 1, b - a - 1));
+  if (!claims) return jwt;
+  json doc = json::parse(*claims, nullptr, false);
+  if (!doc.is_object() || !doc.contains("exp") || !doc["exp"].is_number_integer()) return jwt;
+  // The top-level member: the first "exp" key whose replacement parses back to the new value.
+  for (std::size_t at = claims->find("\"exp\""); at != std::string::npos; at = claims->find("\"exp\"", at + 1)) {
+    std::size_t digits = claims->find_first_not_of(" \t\r\n:", at + 5);
+    if (digits == std::string::npos || digits == at + 5 || claims->find(':', at + 5) >= digits) continue;
+    std::size_t end = claims->find_first_not_of("0123456789", digits);
+    if (end == std::string::npos || end == digits) continue;
+    std::string next = claims->substr(0, digits) + std::to_string(exp_unix) + claims->substr(end);
+    json check = json::parse(next, nullptr, false);
+    if (check.is_object() && check.contains("exp") && check["exp"] == exp_unix)
+      return jwt.substr(0, a + 1) + base64url_encode(next) + jwt.substr(b);
+  }
+  return jwt;
+}
+
 PlaceholderFile make_placeholder_file(const std::vector<std::string>& secret_paths, const std::string& bytes,
                                       const RandomBytes& random) {
   PlaceholderFile out;

@@ -7,6 +7,7 @@
 //        16 characters) kept, the rest random letters and digits of the same length.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,5 +38,11 @@ PlaceholderFile make_placeholder_file(const std::vector<std::string>& secret_pat
                                       const RandomBytes& random);
 // True when the text has three '.'-separated base64url parts whose first decodes to a JSON object.
 bool looks_like_jwt(const std::string& text);
+// A JWT placeholder whose `exp` claim says `exp_unix` instead (header, the other claims and the
+// signature kept byte for byte; only the number changes). Anything else is returned as it is.
+// The wall's answer to a refresh (egress/inject.h answer_token) tells the CLI when to come again.
+std::string restamp_exp(const std::string& jwt, std::int64_t exp_unix);
+// bytes → base64url without padding.
+std::string base64url_encode(const std::string& bytes);
 
 }  // namespace asbx

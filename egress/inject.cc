@@ -144,8 +144,12 @@ HeadRewrite rewrite_head(const RequestHead& head, const std::string& authority, 
   return out;
 }
 
+std::int64_t answered_expires_in(std::int64_t real_left_s, std::int64_t refresh_skew_s) {
+  return std::max(real_left_s, std::max<std::int64_t>(refresh_skew_s, 0) + 3600);
+}
+
 TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>& originals, SecretBook& book,
-                         const RandomBytes& random, std::int64_t expires_in) {
+                         const RandomBytes& random, std::int64_t now_unix, std::int64_t expires_in) {
   auto fresh = [&](const std::string& suffix) -> nlohmann::json {
     for (const auto& s : originals) {
       std::string f = lower(s.field);
@@ -153,7 +157,7 @@ TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>
       std::string plain;
       for (char c : key) if (c != '_') plain += c;
       if (plain != suffix) continue;
-      std::string p = make_placeholder(s.real, random);
+      std::string p = restamp_exp(make_placeholder(s.real, random), now_unix + expires_in);
       book.add(p, s.real);
       return p;
     }
@@ -164,7 +168,7 @@ TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>
     body = {{"access_token", fresh("accesstoken")}, {"id_token", fresh("idtoken")}, {"refresh_token", fresh("refreshtoken")}};
   } else {
     body = {{"access_token", fresh("accesstoken")}, {"refresh_token", fresh("refreshtoken")},
-            {"expires_in", std::max<std::int64_t>(expires_in, 60)}, {"token_type", "Bearer"},
+            {"expires_in", expires_in}, {"token_type", "Bearer"},
             {"scope", "user:inference user:profile user:sessions:claude_code"}};
   }
   book.refresh_answered();

@@ -71,15 +71,20 @@ struct HeadRewrite {
 HeadRewrite rewrite_head(const RequestHead& head, const std::string& authority, const SecretBook& book);
 
 // The token endpoint's answer: fresh placeholders (added to the book) standing for the same real
-// values, in the vendor's shape. "openai": {access_token, id_token, refresh_token}; "anthropic":
-// {access_token, refresh_token, expires_in, scope, token_type}; expires_in = the real access
-// token's time left (at least 60 s): the CLI's idea of its expiry stays the real one.
+// values, in the vendor's shape. "openai": {access_token, id_token, refresh_token}, the JWTs'
+// `exp` restamped to now + expires_in; "anthropic": {access_token, refresh_token, expires_in,
+// scope, token_type}.
 struct TokenAnswer {
   int status = 200;
   std::string body;  // JSON
 };
 TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>& originals, SecretBook& book,
-                         const RandomBytes& random, std::int64_t expires_in);
+                         const RandomBytes& random, std::int64_t now_unix, std::int64_t expires_in);
+// How long the answered placeholders say they last: the real token's time left, but at least the
+// CLI's refresh skew + an hour. The real token outlasts the session (the lifetime preflight judges
+// it); a placeholder stamped with an expiry inside the CLI's skew would have the CLI refresh
+// before every request (codex does), so it is told it may wait an hour. real_left_s 0 = unknown.
+std::int64_t answered_expires_in(std::int64_t real_left_s, std::int64_t refresh_skew_s);
 
 // The agent's side of one intercepted connection, as a state machine: feed() the decrypted
 // bytes; what goes upstream is appended to `up`. It stops at each decision the proxy must act on.

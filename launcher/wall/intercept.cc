@@ -172,8 +172,10 @@ bool EgressProxy::from_agent(Intercept& x, Conn& c, std::string_view bytes) {
 }
 
 void EgressProxy::answer_refresh(Intercept& x) {
-  std::int64_t left = inject_.access_expires_unix ? inject_.access_expires_unix - static_cast<std::int64_t>(std::time(nullptr)) : 3600;
-  TokenAnswer a = answer_token(x.rewriter->rule().token_answer, inject_.originals, *inject_.book, random_bytes, left);
+  auto now = static_cast<std::int64_t>(std::time(nullptr));
+  std::int64_t left = inject_.access_expires_unix ? inject_.access_expires_unix - now : 0;
+  TokenAnswer a = answer_token(x.rewriter->rule().token_answer, inject_.originals, *inject_.book, random_bytes, now,
+                               answered_expires_in(left, inject_.refresh_skew_s));
   x.to_agent += token_response(a);
   x.rewriter->token_answered();
 }

@@ -36,6 +36,7 @@ struct InjectParts {
   SecretBook* book = nullptr;          // placeholder → real, and the counters for the record
   std::vector<SecretSwap> originals;   // the staged file's swaps (the token answer's shape)
   std::int64_t access_expires_unix = 0;  // the real access token's expiry (0 = unknown)
+  std::int64_t refresh_skew_s = 0;       // how long before its expiry the CLI refreshes
 };
 
 // The answer to the agent when the proxy refuses: "HTTP/1.1 STATUS ..." naming the reason.

@@ -40,9 +40,12 @@ InjectParts EgressWall::prepare_inject(const LaunchPlan& plan, const ContainerRo
   std::string why = write_new_file(dir.get(), "session-ca.pem", ca_->cert_pem(), 0644, false, 0, 0);
   if (!why.empty()) throw Error(ErrorKind::egress_unavailable, std::string("cannot write ") + kSessionCaPath + ": " + why);
   for (const auto& s : swaps) book_.add(s.placeholder, s.real);
-  InjectParts parts{ca_.get(), upstream_, &book_, swaps, 0};
-  for (const auto& c : plan.credentials)
-    if (c.mode == "inject" && c.lifetime.expires_unix) parts.access_expires_unix = *c.lifetime.expires_unix;
+  InjectParts parts{ca_.get(), upstream_, &book_, swaps, 0, 0};
+  for (const auto& c : plan.credentials) {
+    if (c.mode != "inject" || !c.lifetime.expires_unix) continue;
+    parts.access_expires_unix = *c.lifetime.expires_unix;
+    if (c.lifetime.refresh_at_unix) parts.refresh_skew_s = *c.lifetime.expires_unix - *c.lifetime.refresh_at_unix;
+  }
   return parts;
 }
 

@@ -244,7 +244,7 @@ TEST_CASE("rewriter + token answer: the refresh host is answered with fresh plac
   CHECK(rw.feed("POST /v1/oauth/token HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body, up, used) ==
         RequestRewriter::Status::token);
   CHECK(up.empty());  // nothing goes anywhere
-  TokenAnswer a = answer_token("anthropic", originals, book, counting(), 1800);
+  TokenAnswer a = answer_token("anthropic", originals, book, counting(), 1000, 1800);
   json j = json::parse(a.body);
   std::string access = j["access_token"];
   CHECK(access.rfind("sk-ant-oat01-", 0) == 0);
@@ -255,14 +255,39 @@ TEST_CASE("rewriter + token answer: the refresh host is answered with fresh plac
   CHECK(book.counts().refreshes_answered == 1);
   rw.token_answered();
   CHECK(rw.between_requests());
+  // {"exp":1} → {"exp":4600}: the CLI is told when to come again; the real JWT stays what it was
   json o = json::parse(answer_token("openai", {{"tokens.access_token", "x", "eyJhbGciOiJub25lIn0.eyJleHAiOjF9.c2ln"},
                                                {"tokens.id_token", "y", "eyJhbGciOiJub25lIn0.eyJlbWFpbCI6MX0.c2ln"},
                                                {"tokens.refresh_token", "z", "rt_REALREFRESH"}},
-                                    book, counting(), 60)
+                                    book, counting(), 1000, 3600)
                            .body);
-  CHECK(o["access_token"].get<std::string>().rfind("eyJhbGciOiJub25lIn0.eyJleHAiOjF9.", 0) == 0);
+  std::string jwt = o["access_token"];
+  CHECK(jwt.rfind("eyJhbGciOiJub25lIn0." + base64url_encode(R"({"exp":4600})") + ".", 0) == 0);
+  CHECK(book.real_of(jwt) == std::optional<std::string>("eyJhbGciOiJub25lIn0.eyJleHAiOjF9.c2ln"));
   CHECK(o["refresh_token"].get<std::string>().rfind("rt_", 0) == 0);
-  CHECK(o.contains("id_token"));
+  CHECK(o["id_token"].get<std::string>().rfind("eyJhbGciOiJub25lIn0.eyJlbWFpbCI6MX0.", 0) == 0);  // no exp: kept
+}
+
+TEST_CASE("answered placeholders: the real time left, but never inside the CLI's refresh skew") {
+  CHECK(answered_expires_in(240, 300) == 3900);       // real due now: the CLI is told an hour past its skew
+  CHECK(answered_expires_in(0, 300) == 3900);         // unknown expiry
+  CHECK(answered_expires_in(86400, 300) == 86400);    // a long-lived real token: its own time left
+  CHECK(answered_expires_in(-5, 0) == 3600);
+}
+
+TEST_CASE("restamp_exp: only the top-level exp number changes, byte for byte everything else") {
+  std::string claims = R"({"nested": {"exp": 7}, "exp": 1796228012, "email": "a@b"})";
+  std::string jwt = "eyJhbGciOiJSUzI1NiJ9." + base64url_encode(claims) + ".SIG-nature_x";
+  std::string out = restamp_exp(jwt, 1796231612);
+  CHECK(out == "eyJhbGciOiJSUzI1NiJ9." + base64url_encode(R"({"nested": {"exp": 7}, "exp": 1796231612, "email": "a@b"})") +
+                   ".SIG-nature_x");
+  CHECK(out.size() == jwt.size());
+  CHECK(restamp_exp("sk-ant-oat01-opaque", 5) == "sk-ant-oat01-opaque");
+  std::string no_exp = "eyJhbGciOiJSUzI1NiJ9." + base64url_encode(R"({"exp":"soon"})") + ".c2ln";
+  CHECK(restamp_exp(no_exp, 5) == no_exp);
+  CHECK(base64url_encode("") == "");
+  CHECK(base64url_encode("ab?") == "YWI_");
+  CHECK(base64url_decode(base64url_encode(claims)) == std::optional<std::string>(claims));
 }
 
 TEST_CASE("lifetime in inject mode: the real expiry must outlast the session, the refresh time need not") {
