@@ -69,6 +69,16 @@ void walk(int dir_fd, const std::string& label, const std::vector<std::string>& 
 
 }  // namespace
 
+ScratchPins pin_scratch(const ContainerRoot& root) {
+  ScratchPins pins;
+  for (const char* path : kScratchDirs) {
+    UniqueFd fd(open_under(root.fd(), path, O_PATH | O_DIRECTORY, true, true));
+    if (fd) pins.dirs.emplace_back(path, std::move(fd));
+    else pins.missing.push_back(path);
+  }
+  return pins;
+}
+
 bool holds_any(const std::string& text, const std::vector<std::string>& values) {
   return std::any_of(values.begin(), values.end(),
                      [&](const std::string& v) { return !v.empty() && text.find(v) != std::string::npos; });

@@ -109,6 +109,7 @@ class Session {
     check_command(root, state);
     check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
     home_.stage(root, plan_);
+    if (!home_.swaps().empty()) scratch_ = pin_scratch(root);  // inject mode: for the secret scan
     git_.stage(root, plan_);  // a plain clone's HEAD, index, packed-refs into its tmpfs gitdir
     // The door into the container's own namespace (docs/EGRESS.md); in inject mode the session CA
     // and the placeholders' real values, which only the wall holds.
@@ -190,7 +191,7 @@ class Session {
   }
 
   // Inject mode: the real values must be nowhere the agent could reach (secret_scan.h): its HOME,
-  // its writable layer, the binds, the environment it was given.
+  // /tmp and /dev/shm, its writable layer, the binds, the environment it was given.
   void scan_for_exposure() {
     std::vector<std::string> values = egress_.real_values();
     if (values.empty()) return;
@@ -200,6 +201,8 @@ class Session {
       result_.credential_exposed.insert(result_.credential_exposed.end(), where.begin(), where.end());
     };
     found(scan_tree(home_.fd(), kContainerHome, values, budget));
+    for (const auto& [path, fd] : scratch_.dirs) found(scan_tree(fd.get(), path, values, budget));
+    for (const auto& path : scratch_.missing) result_.warnings.push_back("the secret scan could not search " + path);
     for (const auto& m : plan_.mounts) {
       if (m.type != "bind") continue;
       UniqueFd dir(::open(m.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
@@ -373,6 +376,7 @@ class Session {
   SessionResult result_;
   CgroupMonitor monitor_;
   SessionHome home_;
+  ScratchPins scratch_;  // inject mode: /tmp and /dev/shm outlive the container for the secret scan
   GitGuard git_;
   EgressWall egress_;
   ContainerInit init_;  // stops the agent should the service die, or the tripwire trip in kill mode
