@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git time
           libcpp-httplib-dev libssh-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev doctest-dev
           libssl-dev  # launcher/wall/tls.cc: the session CA and both TLS legs of inject mode
+          zstd  # tests/mock_model/server.py: codex in ChatGPT mode sends its bodies zstd-compressed
           openssl  # tests/mock_model/test_ca.py, bench/inject.py: the test CA the TLS mock and the bench serve with
           zlib1g-dev  # gitscan/objects.cc: the loose git objects a session wrote (docs/DECISIONS.md)
           podman runc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns

@@ -8,6 +8,7 @@ names the test CA (`upstream_ca`). Nothing leaves the machine. The mock logs the
 values it received (--log-secrets: test tokens only), so the test sees the real token arrive; the
 agent's own tool command greps HOME and every /proc/*/environ inside the session for tokens and
 commits what it found, so the test sees what the box held."""
+import base64
 import json
 import os
 import secrets
@@ -96,6 +97,40 @@ def codex_real():
     return {"auth_mode": "apikey", "OPENAI_API_KEY": "sk-" + secrets.token_hex(24)}
 
 
+ACCOUNT_ID = "acct-mock"  # what the mock's wham/accounts/check lists (server.py --account-id)
+
+
+def jwt(claims):
+    """A JWT of the ChatGPT login's form: RS256 header, the claims codex reads, a 256-byte signature
+    (random: nothing here verifies it; the placeholder keeps header and claims, not the signature)."""
+    def part(raw):
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    return ".".join([part(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "mock"}).encode()),
+                     part(json.dumps(claims).encode()), part(secrets.token_bytes(256))])
+
+
+def codex_chatgpt_real(expires_in=365 * 86400):
+    now = int(time.time())
+    claims = {"exp": now + expires_in, "iat": now, "email": "dev@example.com",
+              "https://api.openai.com/auth": {"chatgpt_account_id": ACCOUNT_ID, "chatgpt_plan_type": "pro",
+                                              "chatgpt_user_id": "user-mock"}}
+    return {"auth_mode": "chatgpt", "OPENAI_API_KEY": None,
+            "tokens": {"id_token": jwt(claims), "access_token": jwt(dict(claims, scp=["openid", "offline_access"])),
+                       "refresh_token": "rt_" + secrets.token_urlsafe(48), "account_id": ACCOUNT_ID},
+            "last_refresh": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))}
+
+
+def claude_real_due(expires_in):
+    real = claude_real()
+    real["claudeAiOauth"]["expiresAt"] = int(time.time() * 1000) + expires_in * 1000
+    return real
+
+
+def codex_chatgpt_argv(prompt):
+    """codex exec with its built-in provider: ChatGPT mode speaks to chatgpt.com/backend-api/codex."""
+    return ["codex", "exec", "-c", "analytics.enabled=false", "-c", "features.plugins=false", e2e.CODEX_BYPASS, prompt]
+
+
 class ApiBase:
     base_url = "https://api.openai.com"  # codex_argv appends /v1: the custom provider speaks to the real name
 
@@ -110,7 +145,21 @@ ROWS = [
     dict(runtime="codex", content=codex_real, secret=lambda c: c["OPENAI_API_KEY"],
          arrives=lambda r: r.get("authorization_value"), bearer=True, pattern="sk-[A-Za-z0-9_-]{40,}",
          env={}, argv=lambda prompt: e2e.codex_argv(ApiBase, prompt), api="responses", inject_host="api.openai.com"),
+    dict(runtime="codex", content=codex_chatgpt_real, secret=lambda c: c["tokens"]["access_token"],
+         arrives=lambda r: r.get("authorization_value"), bearer=True,
+         pattern=r"eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|rt_[A-Za-z0-9_-]{20,}",
+         env={}, argv=codex_chatgpt_argv, api="responses", inject_host="chatgpt.com", shape="chatgpt"),
 ]
+CLAUDE, CODEX_KEY, CODEX_CHATGPT = ROWS
+
+
+def real_values(row, real):
+    """Every secret value of a real credential (what must never be inside)."""
+    if row["runtime"] == "claude":
+        return [real["claudeAiOauth"]["accessToken"], real["claudeAiOauth"]["refreshToken"]]
+    if real.get("tokens"):
+        return [real["tokens"][k] for k in ("access_token", "id_token", "refresh_token")]
+    return [real["OPENAI_API_KEY"]]
 
 
 class InjectSeat(e2e.AgentSeat):
@@ -121,7 +170,7 @@ class InjectSeat(e2e.AgentSeat):
         self.ca = TestCa(self.seat.dir / "test-ca")
         self.base_config = self.seat.config_file.read_text()
 
-    def session(self, row, tag, inject=True):
+    def session(self, row, tag, inject=True, real=None, timeout="120s", seat_extra=""):
         """One real CLI session through the wall; returns (record, upstream, real credential, worktree)."""
         name = row["runtime"]
         command = ("grep -rhoaE '%s' \"$HOME\" /proc/[0-9]*/environ 2>/dev/null | sort -u > scan.txt; "
@@ -135,8 +184,8 @@ class InjectSeat(e2e.AgentSeat):
             up.stop()
             unavailable(self, "cannot build the test's network namespace: %s" % e)
         self.addCleanup(up.stop)
-        self.seat.write(self.base_config + up.seat_egress(self.ca, inject))
-        real = row["content"]()
+        self.seat.write(self.base_config + seat_extra + up.seat_egress(self.ca, inject))
+        real = real or row["content"]()
         credential = self.fake_credential("%s-%s.json" % (tag, name), real)
         before = credential.read_bytes()
         session = "inj-%s-%d" % (tag, os.getpid())
@@ -144,13 +193,14 @@ class InjectSeat(e2e.AgentSeat):
         proc, record = self.seat.status(
             "--id", session, "--runtime", name, "--credential", str(credential), "--workspace", str(worktree),
             "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"), "--egress", "default",
-            "--timeout", "120s", "--", *row["argv"]("Add note.txt and commit it."),
+            "--timeout", timeout, "--", *row["argv"]("Add note.txt and commit it."),
             timeout=e2e.RUN_TIMEOUT, env=self.seat.env(**row["env"]))
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
         self.assertEqual(proc.stdout, b"Committed note.txt.\n")
         self.assertCommitted(worktree, "note from " + name, "note.txt", "hello-from-%s\n" % name)
         self.assertEqual(credential.read_bytes(), before, "the host's credential file changed")
         self.assertNoContainer(session)
+        self.real = real
         return record, up, row["secret"](real), worktree
 
 
@@ -158,7 +208,7 @@ class RealClis(InjectSeat):
     def test_claude_oauth_and_codex_api_key_hold_placeholders_and_the_upstream_gets_the_real_token(self):
         for row in ROWS:
             with self.subTest(runtime=row["runtime"]):
-                record, up, secret, worktree = self.session(row, row["runtime"][:3])
+                record, up, secret, worktree = self.session(row, row["runtime"][:3] + row.get("shape", "")[:2])
                 model = [r for r in up.requests() if r["api"] == row["api"]]
                 self.assertEqual([r["turn"] for r in model], [1, 2])
                 arrived = [row["arrives"](r) for r in model]
@@ -169,10 +219,11 @@ class RealClis(InjectSeat):
                 self.assertEqual(record["credential_exposed"], [])
                 seen = (worktree / "scan.txt").read_text().split()
                 self.assertTrue(seen, "the scan inside found no token at all (not even the placeholder)")
-                self.assertNotIn(secret, seen)
-                self.assertTrue(all(len(s) == len(secret) for s in seen), seen)
+                reals = real_values(row, self.real)
+                self.assertEqual([s for s in seen if s in reals], [], "a real token inside the session")
+                self.assertTrue(all(len(s) in [len(r) for r in reals] for s in seen), seen)
                 print("\n%s: credentials %s; the mock received %r; the scan inside found %r"
-                      % (row["runtime"], json.dumps(cred), arrived[0][:24] + "…", seen), file=sys.stderr)
+                      % (row["runtime"], json.dumps(cred), arrived[0][:24] + "…", [s[:24] + "…" for s in seen]), file=sys.stderr)
 
 
 class CopyMode(InjectSeat):
@@ -310,6 +361,69 @@ class RefreshAnswered(InjectSeat):
         self.assertEqual(up.requests(), [], "the token endpoint was reached")
         self.assertEqual(credential.read_bytes(), before)
         self.assertNoContainer(session)
+
+ECHO = r"""p=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' ~/.claude/.credentials.json | head -1)
+printf 'GET /v1/echo-auth HTTP/1.1\r\nHost: api.anthropic.com\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "$p" |
+  timeout 20 openssl s_client -quiet -proxy 127.0.0.1:3128 -connect api.anthropic.com:443 -servername api.anthropic.com \
+    -CAfile /sandbox/ca/session-ca.pem 2>/dev/null > /tmp/echoed
+for d in /dev/shm "$HOME" /sandbox/workspaces/*; do cp /tmp/echoed "$d/echoed"; done; exit 3"""
+
+
+class ExposureFound(InjectSeat):
+    def test_a_real_token_handed_back_into_the_box_is_found_wherever_it_was_written(self):
+        """An inject host that echoes the credential hands the real token to the agent; the scan at
+        the end finds each copy, also in /tmp and /dev/shm (tmpfs gone with the container: pinned)."""
+        up = TlsUpstream("exp", self.ca, "true", "Done.").start()
+        self.addCleanup(up.stop)
+        self.seat.write(self.base_config + up.seat_egress(self.ca))
+        real = claude_real()
+        credential = self.fake_credential("exp.json", real)
+        worktree = self.linked_worktree("inj-exp")
+        session = "inj-exp-%d" % os.getpid()
+        proc, record = self.seat.status(
+            "--id", session, "--runtime", "claude", "--credential", str(credential), "--workspace", str(worktree),
+            "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"), "--egress", "default",
+            "--", "sh", "-c", ECHO, timeout=e2e.RUN_TIMEOUT)
+        secret = real["claudeAiOauth"]["accessToken"]
+        self.assertIn(secret, (worktree / "echoed").read_text(), "the mock did not echo the real token")
+        self.assertEqual(proc.returncode, 226, proc.stderr.decode(errors="replace"))
+        where = ["/tmp/echoed", "/dev/shm/echoed", "/sandbox/home/echoed", "/sandbox/workspaces/inj-exp/echoed"]
+        self.assertEqual(sorted(e["where"] for e in record["credential_exposed"]), sorted(where),
+                         json.dumps(record["credential_exposed"]))
+        self.assertEqual((record["error_kind"], record["exit_code"]), ("credential_exposed", 226))
+        self.assertEqual(record["agent_exit_code"], 3)
+        self.assertIn("a real token value was found inside the container at the session's end: ", proc.stderr.decode())
+        self.assertNotIn(secret, json.dumps(record) + proc.stderr.decode() + proc.stdout.decode())
+        self.assertNoContainer(session)
+        print("\nfound: %s" % json.dumps(record["credential_exposed"]), file=sys.stderr)
+
+
+class RefreshByTheCli(InjectSeat):
+    """The real token is due for refresh during the session (each CLI refreshes 5 minutes before the
+    expiry; the real token still outlives --timeout + margin, which is what inject mode's preflight
+    judges): the real CLI refreshes on its own schedule, the wall answers its token endpoint with
+    fresh placeholders, the CLI goes on with them and the upstream still gets the real token."""
+
+    def test_claude_and_codex_chatgpt_refresh_inside_and_only_the_wall_answers(self):
+        margin = 'credential_margin = "30s"\n'  # 90 s + 30 s < the 240 s the real token has left
+        for row, make in ((CLAUDE, lambda: claude_real_due(240)), (CODEX_CHATGPT, lambda: codex_chatgpt_real(240))):
+            with self.subTest(runtime=row["runtime"], shape=row.get("shape", "")):
+                record, up, secret, worktree = self.session(row, "r" + row["runtime"][:2], real=make(),
+                                                            timeout="90s", seat_extra=margin)
+                cred = record["credentials"][0]
+                self.assertEqual(cred["mode"], "inject", json.dumps(cred))
+                self.assertEqual(cred["refreshes_answered"], 1, json.dumps(cred))  # once: the answer is not due again
+                self.assertEqual([r for r in up.requests() if r["api"] == "token" or "oauth/token" in r.get("path", "")],
+                                 [], "the token endpoint was reached")
+                model = [r for r in up.requests() if r["api"] == row["api"]]
+                self.assertEqual([row["arrives"](r) for r in model], ["Bearer " + secret] * 2)
+                self.assertEqual(record["credential_exposed"], [])
+                reals = real_values(row, self.real)
+                seen = (worktree / "scan.txt").read_text().split()
+                self.assertTrue(seen, "the scan inside found no token at all")
+                self.assertEqual([s for s in seen if s in reals], [], "a real token inside the session")
+                print("\n%s: the CLI refreshed, the wall answered: %s" % (row["runtime"], json.dumps(cred)),
+                      file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ Usage:
 line then carries the SNI name the client asked for ("sni").
 --log-secrets: log the VALUES of Authorization, x-api-key and ChatGPT-Account-Id (tests that must
 show which token arrived: the injecting wall's); never use it with a real credential.
+With it, GET /v1/echo-auth answers the Authorization value it got (an upstream that echoes the
+credential: inject mode's secret scan must then find what the agent wrote down).
 With --port 0 a free port is picked; the first stdout line is always PORT=<n>.
 Without --log-secrets the request log (JSON lines) records header *presence* only.
 """
@@ -39,6 +41,7 @@ import os
 import signal
 import ssl
 import sys
+import subprocess
 import threading
 import time
 import zlib
@@ -250,6 +253,8 @@ class Handler(BaseHTTPRequestHandler):
             raw = gzip.decompress(raw)
         elif enc == "deflate":
             raw = zlib.decompress(raw)
+        elif enc == "zstd":  # codex in ChatGPT mode compresses its responses bodies
+            raw = subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True, check=True).stdout
         elif enc:
             raise ValueError("unsupported Content-Encoding: " + enc)
         return raw
@@ -304,6 +309,14 @@ class Handler(BaseHTTPRequestHandler):
             rec.update(api="websocket")
             self.server.log.write(rec)
             self.send_json({"error": "no websocket here"}, 426)
+            return
+        if self.server.log_secrets and urlsplit(self.path).path == "/v1/echo-auth":
+            # an upstream that echoes the credential it got (test tokens only): the threat the
+            # end-of-session secret scan is for (docs/CREDENTIALS.md "What inject mode cannot protect")
+            rec = self.base_record()
+            rec.update(api="echo_auth")
+            self.server.log.write(rec)
+            self.send_json({"authorization": self.headers.get("Authorization")})
             return
         self.handle_other(b"")
 
@@ -399,7 +412,7 @@ class Handler(BaseHTTPRequestHandler):
             aid = self.server.account_id
             account = {"id": aid, "account_id": aid, "name": None, "structure": "personal", "plan_type": "pro",
                        "is_deactivated": False, "workspace_backend_origin": "https://chatgpt.com",
-                       "account_routing_override": None}
+                       "account_routing_override": "NO_CONSTRAINT"}
             obj = {"accounts": [account], "account_ordering": [aid]}
         elif path == "/api/oauth/profile":
             rec.update(api="profile")
@@ -485,7 +498,7 @@ def main(argv=None):
     p.add_argument("--max-seconds", type=float, default=300.0, help="exit by itself after this long")
     p.add_argument("--tls-cert", help="serve TLS with this certificate chain (PEM)")
     p.add_argument("--tls-key", help="the certificate's key (PEM)")
-    p.add_argument("--log-secrets", action="store_true", help="log credential header values (test tokens only)")
+    p.add_argument("--log-secrets", action="store_true", help="log credential header values, echo Authorization at GET /v1/echo-auth (test tokens only)")
     p.add_argument("--account-id", default="acct-mock", help="the account /wham/accounts/check lists")
     args = p.parse_args(argv)
 
