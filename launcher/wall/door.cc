@@ -11,7 +11,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -72,45 +71,8 @@ int receive(int channel) {
 }  // namespace
 
 int open_door(long pid, int port) {
-  std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
-  int netns = ::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC);
-  if (netns < 0) fail("cannot open " + ns + "net: " + std::strerror(errno));
-  int userns = -1;
-  if (!same_namespace(ns + "user", "/proc/self/ns/user")) {
-    userns = ::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC);
-    if (userns < 0) {
-      int err = errno;
-      ::close(netns);
-      fail("cannot open " + ns + "user: " + std::strerror(err));
-    }
-  }
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail(std::string("socketpair: ") + std::strerror(errno));
-  pid_t kid = ::fork();
-  if (kid == 0) {
-    ::close(pair[0]);
-    child(userns, netns, port, pair[1]);
-  }
-  int err = errno;
-  ::close(pair[1]);
-  ::close(netns);
-  if (userns >= 0) ::close(userns);
-  if (kid < 0) {
-    ::close(pair[0]);
-    fail(std::string("fork: ") + std::strerror(err));
-  }
-  int fd = -1;
-  try {
-    fd = receive(pair[0]);
-  } catch (...) {
-    ::close(pair[0]);
-    ::kill(kid, SIGKILL);
-    ::waitpid(kid, nullptr, 0);
-    throw;
-  }
-  ::close(pair[0]);
-  ::waitpid(kid, nullptr, 0);
-  return fd;
+  return run_helper(pid, ErrorKind::egress_unavailable, "egress door: ",
+                    [port](int userns, int netns, int channel) { child(userns, netns, port, channel); }, receive);
 }
 
 }  // namespace asbx

@@ -1,10 +1,16 @@
 #include "launcher/wall/helper_channel.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "base/beneath.h"
 
 namespace asbx {
 
@@ -60,6 +66,38 @@ HelperAnswer helper_answer(int channel, int timeout_ms) {
     a.failed = true;
   }
   return a;
+}
+
+int run_helper(long pid, ErrorKind kind, const std::string& prefix, const std::function<void(int, int, int)>& child,
+               const std::function<int(int)>& receive) {
+  auto fail = [&](const std::string& why) { throw Error(kind, prefix + why + ": " + std::strerror(errno)); };
+  std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
+  UniqueFd netns(::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC)), userns;
+  if (!netns) fail("cannot open " + ns + "net");
+  if (!same_namespace(ns + "user", "/proc/self/ns/user")) {
+    userns = UniqueFd(::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!userns) fail("cannot open " + ns + "user");
+  }
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail("socketpair");
+  UniqueFd ours(pair[0]), theirs(pair[1]);
+  pid_t kid = ::fork();
+  if (kid == 0) {
+    ::close(ours.release());
+    child(userns.get(), netns.get(), theirs.get());
+    ::_exit(1);
+  }
+  if (kid < 0) fail("fork");
+  theirs = UniqueFd();
+  try {
+    int fd = receive(ours.get());
+    ::waitpid(kid, nullptr, 0);
+    return fd;
+  } catch (...) {
+    ::kill(kid, SIGKILL);
+    ::waitpid(kid, nullptr, 0);
+    throw;
+  }
 }
 
 }  // namespace asbx

@@ -2,7 +2,10 @@
 // door, the tripwire device): the helper sends back one fd, or the step it failed at and errno.
 // The helper's side uses only async-signal-safe calls: the launcher may have threads when it forks.
 #pragma once
+#include <functional>
 #include <string>
+
+#include "base/error.h"
 
 namespace asbx {
 
@@ -27,5 +30,13 @@ struct HelperAnswer {
 };
 // In the launcher: wait at most timeout_ms for the helper's answer.
 HelperAnswer helper_answer(int channel, int timeout_ms);
+
+// Forks a helper into the namespaces of the container's process `pid`. In the child,
+// `child(userns, netns, channel)` must not return (userns is -1 when the container shares the
+// launcher's user namespace). In the launcher, `receive(channel)` turns the answer into the fd
+// or throws. The child is reaped in every case; what fails before it runs throws
+// Error(kind, prefix + why).
+int run_helper(long pid, ErrorKind kind, const std::string& prefix, const std::function<void(int, int, int)>& child,
+               const std::function<int(int)>& receive);
 
 }  // namespace asbx

@@ -1,7 +1,6 @@
 #include "launcher/wall/tun.h"
 
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <linux/if_tun.h>
@@ -12,7 +11,6 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -101,44 +99,8 @@ int receive(int channel) {
 }  // namespace
 
 int open_tripwire_device(long pid) {
-  std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
-  int netns = ::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC);
-  if (netns < 0) fail("cannot open " + ns + "net: " + std::strerror(errno));
-  int userns = -1;
-  if (!same_namespace(ns + "user", "/proc/self/ns/user")) {
-    userns = ::open((ns + "user").c_str(), O_RDONLY | O_CLOEXEC);
-    if (userns < 0) {
-      int err = errno;
-      ::close(netns);
-      fail("cannot open " + ns + "user: " + std::strerror(err));
-    }
-  }
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) fail(std::string("socketpair: ") + std::strerror(errno));
-  pid_t kid = ::fork();
-  if (kid == 0) {
-    ::close(pair[0]);
-    child(userns, netns, pair[1]);
-  }
-  int err = errno;
-  ::close(pair[1]);
-  ::close(netns);
-  if (userns >= 0) ::close(userns);
-  if (kid < 0) {
-    ::close(pair[0]);
-    fail(std::string("fork: ") + std::strerror(err));
-  }
-  try {
-    int fd = receive(pair[0]);
-    ::close(pair[0]);
-    ::waitpid(kid, nullptr, 0);
-    return fd;
-  } catch (...) {
-    ::close(pair[0]);
-    ::kill(kid, SIGKILL);
-    ::waitpid(kid, nullptr, 0);
-    throw;
-  }
+  return run_helper(pid, ErrorKind::tripwire, "tripwire: ",
+                    [](int userns, int netns, int channel) { child(userns, netns, channel); }, receive);
 }
 
 }  // namespace asbx
