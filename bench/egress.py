@@ -73,19 +73,23 @@ def make_cert(tmp):
     return cert, key
 
 
-def up(args, cert, key):
+def up(args, cert, key, server=None, net=None):
+    """The bench's server (`server`: Python source, SERVER by default) in a namespace of its own;
+    net = (namespace, host side, its side, gateway, address)."""
     from harness import veth_namespace  # here: harness reads ASBX_BUILD when imported, main sets it first
-    veth_namespace(NS, HOST_IF, NS_IF, GW, ADDR)
-    return subprocess.Popen(["ip", "netns", "exec", NS, sys.executable, "-c", SERVER, ADDR, str(args.response_kib * 1024),
-                             str(args.events), str(args.event_bytes), str(cert), str(key)])
+    ns, host_if, ns_if, gw, addr = net or (NS, HOST_IF, NS_IF, GW, ADDR)
+    veth_namespace(ns, host_if, ns_if, gw, addr)
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", server or SERVER, addr,
+                             str(args.response_kib * 1024), str(args.events), str(args.event_bytes), str(cert), str(key)])
 
 
-def down(server):
+def down(server, net=None):
     if server:
         server.terminate()
         server.wait()
     from harness import drop_veth_namespace
-    drop_veth_namespace(NS, HOST_IF)
+    ns, host_if = (net or (NS, HOST_IF))[:2]
+    drop_veth_namespace(ns, host_if)
 
 
 def scripts(curl, body, args, direct):

@@ -35,26 +35,12 @@ sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
 import egress  # noqa: E402  (its server, its rows and summary)
 from test_ca import TestCa  # noqa: E402
 
-NS, HOST_IF, NS_IF, GW, ADDR = "asbx-bench-inject", "asbxbih", "asbxbin", "10.75.0.1", "10.75.0.2"
+NET = ("asbx-bench-inject", "asbxbih", "asbxbin", "10.75.0.1", "10.75.0.2")  # namespace, veth ends, gateway, address
+ADDR = NET[4]
 API, BLIND = "api.anthropic.com", "blind.bench.test"
 SERVER = egress.SERVER.replace('self.path != "/stream"', 'not self.path.endswith("/stream")').replace(
     "plain = http.server.ThreadingHTTPServer((addr, 8080), H)\n", "").replace(
     "threading.Thread(target=plain.serve_forever, daemon=True).start()\n", "").replace("(addr, 8443)", "(addr, 443)")
-
-
-def up(args, cert, key):
-    from harness import veth_namespace  # here: harness reads ASBX_BUILD when imported, main sets it first
-    veth_namespace(NS, HOST_IF, NS_IF, GW, ADDR)
-    return subprocess.Popen(["ip", "netns", "exec", NS, sys.executable, "-c", SERVER, ADDR, str(args.response_kib * 1024),
-                             str(args.events), str(args.event_bytes), str(cert), str(key)])
-
-
-def down(server):
-    if server:
-        server.terminate()
-        server.wait()
-    from harness import drop_veth_namespace
-    drop_veth_namespace(NS, HOST_IF)
 
 
 def loops(curl, body, cacert, name, args, pin="", auth=""):
@@ -86,7 +72,7 @@ def main():
     server = None
     try:
         cert, key = ca.leaf("bench", [API, BLIND])
-        server = up(args, cert, key)
+        server = egress.up(args, cert, key, SERVER, NET)
         ws = seat.workspaces / "bench"
         ws.mkdir()
         curl = stage_curl(ws)
@@ -130,7 +116,7 @@ def main():
                                                                          proc.stderr.decode()[-2000:]))
                 print("%-20s %-7s %s" % (label if side == "direct" else "", side, egress.summary(r[key])))
     finally:
-        down(server)
+        egress.down(server, NET)
         seat.cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
 
