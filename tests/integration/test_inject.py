@@ -9,6 +9,7 @@ values it received (--log-secrets: test tokens only), so the test sees the real 
 agent's own tool command greps HOME and every /proc/*/environ inside the session for tokens and
 commits what it found, so the test sees what the box held."""
 import base64
+import itertools
 import json
 import os
 import secrets
@@ -28,11 +29,25 @@ SERVER = ROOT / "tests" / "mock_model" / "server.py"
 NAMES = ["api.anthropic.com", "platform.claude.com", "api.openai.com", "chatgpt.com", "auth.openai.com"]
 
 
+def free_slot():
+    """A veth number no live upstream of this machine uses (a test's upstreams live until its end,
+    so several at once: a number derived from the clock alone collided)."""
+    start = os.getpid() * 11 + next(SLOTS)
+    for i in range(250):
+        n = (start + i) % 250 + 1
+        if not os.path.exists("/sys/class/net/ijh%d" % n):
+            return n
+    raise RuntimeError("no free veth number (250 in use)")
+
+
+SLOTS = itertools.count()
+
+
 class TlsUpstream:
     """The mock model server on 443 of a veth address inside a namespace of the test's own."""
 
     def __init__(self, tag, ca, command, final, also=None):
-        n = (os.getpid() * 11 + int(time.time() * 1000)) % 250 + 1
+        n = free_slot()
         self.also = also  # (name, port): a second, plain allowed host on the same address
         self.name, self.host_if, self.ns_if = "inj-%s-%d" % (tag, n), "ijh%d" % n, "ijn%d" % n
         self.address, self.gateway = "10.76.%d.2" % n, "10.76.%d.1" % n
@@ -153,6 +168,12 @@ ROWS = [
 CLAUDE, CODEX_KEY, CODEX_CHATGPT = ROWS
 
 
+def short(token):
+    """A token for a test's output: a JWT by its signature's end (its header and claims are the
+    placeholder's too), anything else by its beginning."""
+    return token[:8] + "…" + token[-12:] if token.count(".") == 2 else token[:23] + "…"
+
+
 def real_values(row, real):
     """Every secret value of a real credential (what must never be inside)."""
     if row["runtime"] == "claude":
@@ -217,13 +238,19 @@ class RealClis(InjectSeat):
                 self.assertEqual(cred["mode"], "inject", json.dumps(cred))
                 self.assertGreaterEqual(cred["injected"].get(row["inject_host"], 0), 2, json.dumps(cred))
                 self.assertEqual(record["credential_exposed"], [])
+                # the measured allowlist covers what the real CLI calls (its WebSocket try is refused by design)
+                refused = [r for r in record["egress"]["refused"] if r["reason"] != "websocket_refused"]
+                self.assertEqual(refused, [], json.dumps(record["egress"]["refused"]))
                 seen = (worktree / "scan.txt").read_text().split()
                 self.assertTrue(seen, "the scan inside found no token at all (not even the placeholder)")
                 reals = real_values(row, self.real)
                 self.assertEqual([s for s in seen if s in reals], [], "a real token inside the session")
                 self.assertTrue(all(len(s) in [len(r) for r in reals] for s in seen), seen)
-                print("\n%s: credentials %s; the mock received %r; the scan inside found %r"
-                      % (row["runtime"], json.dumps(cred), arrived[0][:24] + "…", [s[:24] + "…" for s in seen]), file=sys.stderr)
+                line = dict(model[0], authorization_value="Bearer " + short(arrived[0][len("Bearer "):]))
+                print("\n%s%s: credentials %s\nthe mock's log line (the real token, shortened here): %s\nthe real token "
+                      "is %r; the scan inside found %r"
+                      % (row["runtime"], " (%s)" % row["shape"] if row.get("shape") else "", json.dumps(cred),
+                         json.dumps(line, ensure_ascii=False), short(secret), [short(s) for s in seen]), file=sys.stderr)
 
 
 class CopyMode(InjectSeat):
