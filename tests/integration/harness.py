@@ -5,6 +5,7 @@ scripts/podman-service.sh started, with its own seat config in a temp XDG_CONFIG
 When CI=true (or ASBX_MUST_WORK=1) a missing environment is a failure, never a skip.
 """
 import hashlib
+import itertools
 import json
 import os
 import pathlib
@@ -167,6 +168,20 @@ def readable_copies():
         import atexit
         atexit.register(shutil.rmtree, d, True)
     return _USER_COPIES["launcher"], _USER_COPIES["credtable"]
+
+
+_SLOTS = itertools.count()
+
+
+def free_veth_slot(host_prefix):
+    """A number 1..250 for a test's veth pair and /30 whose seat end (host_prefix + N) no live
+    namespace uses: a test may hold several at once, and a number from the clock alone collided."""
+    start = os.getpid() * 11 + next(_SLOTS)
+    for i in range(250):
+        n = (start + i) % 250 + 1
+        if not os.path.exists("/sys/class/net/%s%d" % (host_prefix, n)):
+            return n
+    raise RuntimeError("no free veth number for %s (250 in use)" % host_prefix)
 
 
 def veth_namespace(name, host_if, ns_if, gateway, address):

@@ -14,10 +14,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
-from harness import (LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, drop_veth_namespace, podman, readable_copies, unavailable,
+from harness import (LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, drop_veth_namespace, free_veth_slot, podman, readable_copies, unavailable,
                      veth_namespace)
 import test_agents_e2e as e2e
 
@@ -31,7 +30,7 @@ class Upstream:
     """The mock model server on a veth address inside a namespace of the test's own."""
 
     def __init__(self, tag, command="true", final="Done."):
-        n = (os.getpid() * 7 + int(time.time() * 1000)) % 250 + 1
+        n = free_veth_slot("egh")
         self.name = "eg-%s-%d" % (tag, n)
         self.host_if, self.ns_if = "egh%d" % n, "egn%d" % n
         self.address = "10.77.%d.2" % n

@@ -9,7 +9,6 @@ import json
 import os
 import pathlib
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import threading
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, ROOT, SeatTest, peak_rss_argv, peak_rss_bytes, unavailable
+from harness import CODES, LAUNCHER, ROOT, SeatTest, free_veth_slot, peak_rss_argv, peak_rss_bytes, unavailable
 from test_agents_e2e import AgentSeat
 
 AGENT_UID = 1000  # a root caller's agent
@@ -270,7 +269,7 @@ class Recorder:
     """http_recorder.py on a veth address inside a network namespace of the test's own."""
 
     def __init__(self):
-        n = (os.getpid() * 11 + int(time.time() * 1000)) % 250 + 1
+        n = free_veth_slot("hoh")
         self.name, self.host_if, self.ns_if = "ho-rec-%d" % n, "hoh%d" % n, "hon%d" % n
         self.address, self.gateway = "10.79.%d.2" % n, "10.79.%d.1" % n
         self.dir = pathlib.Path(subprocess.check_output(["mktemp", "-d", "/tmp/asbx-ho-XXXXXX"], text=True).strip())

@@ -9,7 +9,6 @@ values it received (--log-secrets: test tokens only), so the test sees the real 
 agent's own tool command greps HOME and every /proc/*/environ inside the session for tokens and
 commits what it found, so the test sees what the box held."""
 import base64
-import itertools
 import json
 import os
 import secrets
@@ -19,7 +18,7 @@ import sys
 import time
 import unittest
 
-from harness import ROOT, drop_veth_namespace, unavailable, veth_namespace
+from harness import ROOT, drop_veth_namespace, free_veth_slot, unavailable, veth_namespace
 import test_agents_e2e as e2e
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -29,25 +28,11 @@ SERVER = ROOT / "tests" / "mock_model" / "server.py"
 NAMES = ["api.anthropic.com", "platform.claude.com", "api.openai.com", "chatgpt.com", "auth.openai.com"]
 
 
-def free_slot():
-    """A veth number no live upstream of this machine uses (a test's upstreams live until its end,
-    so several at once: a number derived from the clock alone collided)."""
-    start = os.getpid() * 11 + next(SLOTS)
-    for i in range(250):
-        n = (start + i) % 250 + 1
-        if not os.path.exists("/sys/class/net/ijh%d" % n):
-            return n
-    raise RuntimeError("no free veth number (250 in use)")
-
-
-SLOTS = itertools.count()
-
-
 class TlsUpstream:
     """The mock model server on 443 of a veth address inside a namespace of the test's own."""
 
     def __init__(self, tag, ca, command, final, also=None):
-        n = free_slot()
+        n = free_veth_slot("ijh")
         self.also = also  # (name, port): a second, plain allowed host on the same address
         self.name, self.host_if, self.ns_if = "inj-%s-%d" % (tag, n), "ijh%d" % n, "ijn%d" % n
         self.address, self.gateway = "10.76.%d.2" % n, "10.76.%d.1" % n

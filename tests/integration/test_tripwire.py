@@ -23,7 +23,8 @@ import tempfile
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, ROOT, Seat, SeatTest, peak_rss_argv, peak_rss_bytes, readable_copies, session_containers, unavailable
+from harness import (CODES, LAUNCHER, ROOT, Seat, SeatTest, free_veth_slot, peak_rss_argv, peak_rss_bytes, readable_copies,
+                     session_containers, unavailable)
 import test_agents_e2e as e2e
 from test_egress import EgressSeat, Upstream
 from test_rootless import USER, rootless_socket
@@ -108,7 +109,7 @@ class TargetNamespace:
     what reaches them and the veth's packet counters."""
 
     def __init__(self):
-        n = (os.getpid() * 13 + int(time.time() * 1000)) % 250 + 1
+        n = free_veth_slot("twh")
         self.name, self.host_if, self.ns_if = "tw-target-%d" % n, "twh%d" % n, "twn%d" % n
         self.v4, self.v4_gateway = "10.78.%d.2" % n, "10.78.%d.1" % n
         self.v6, self.v6_gateway = "fd78:0:0:%x::2" % n, "fd78:0:0:%x::1" % n
