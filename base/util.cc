@@ -40,6 +40,12 @@ std::map<std::string, std::string> environ_map(char* const* entries) {
   return env;
 }
 
+std::string printable(const std::string& s, std::size_t max_len) {
+  std::string out;
+  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  return out.size() > max_len ? out.substr(0, max_len) + "..." : out;
+}
+
 std::string join(const std::vector<std::string>& parts, const std::string& separator) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];

@@ -25,6 +25,11 @@ std::string config_base(const UserFacts& user);
 // without '=' is skipped, a repeated name keeps its last value.
 std::map<std::string, std::string> environ_map(char* const* entries);
 
+// A name the agent chose, fit for a message, the record or a terminal: printable ASCII only
+// (every other byte, a newline or an escape sequence among them, becomes '?'), cut after
+// max_len bytes with "...". No line or colour of the launcher can be forged through it.
+std::string printable(const std::string& s, std::size_t max_len = 4096);
+
 // parts[0] + separator + parts[1] + ...; "" for no parts.
 std::string join(const std::vector<std::string>& parts, const std::string& separator = ", ");
 

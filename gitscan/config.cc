@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/util.h"
+
 namespace asbx {
 namespace {
 
@@ -111,13 +113,6 @@ bool read_entry(Reader& r, char first, const std::string& section, GitConfigEntr
   if (c != '=') return false;
   e.has_value = true;
   return read_value(r, e.value);
-}
-
-// A name the agent chose, in a message: printable ASCII only.
-std::string printable(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  return out;
 }
 
 bool falsy(const std::string& v) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/beneath.h"
+#include "base/util.h"
 #include "gitscan/config.h"
 #include "mounts/git.h"
 
@@ -24,13 +25,6 @@ void strip(const WalkEntry& e, GitReport& report) {
   else report.find({e.path, "setid_left", {}, "setuid/setgid could not be cleared: " + why});
 }
 
-// Printable ASCII, cut: a name the agent chose, said in the record and on stderr.
-std::string printable(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  return out.size() > kMaxDetail ? out.substr(0, kMaxDetail) + "..." : out;
-}
-
 // Hooks a git in that repository would run: executable regular files, not git's own *.sample.
 void add_hooks(int dotgit_fd, std::vector<std::string>& keys) {
   UniqueFd hooks(open_beneath(dotgit_fd, "hooks", O_RDONLY | O_DIRECTORY | O_NONBLOCK));
@@ -42,7 +36,7 @@ void add_hooks(int dotgit_fd, std::vector<std::string>& keys) {
     struct stat st{};
     if (++n > 1000 || (name.size() > 7 && name.compare(name.size() - 7, 7, ".sample") == 0)) continue;
     if (::fstatat(hooks.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-      keys.push_back("hooks/" + printable(name));
+      keys.push_back("hooks/" + printable(name, kMaxDetail));
   }
   ::closedir(dir);
 }
@@ -51,7 +45,7 @@ void add_hooks(int dotgit_fd, std::vector<std::string>& keys) {
 std::vector<std::string> repository_keys(int dirfd, const std::string& rel) {
   std::vector<std::string> keys;
   if (auto text = read_file_beneath(dirfd, rel + "/config", kMaxConfigBytes))
-    for (auto& k : dangerous_keys(parse_git_config(*text).entries)) keys.push_back(printable(k));
+    for (auto& k : dangerous_keys(parse_git_config(*text).entries)) keys.push_back(printable(k, kMaxDetail));
   UniqueFd gitdir(open_beneath(dirfd, rel, O_PATH | O_DIRECTORY));
   if (gitdir) add_hooks(gitdir.get(), keys);
   return keys;
@@ -110,7 +104,7 @@ struct WorkspaceWalk {
     // A submodule checkout of the plain clone: its gitdir is the host's own, read-only inside.
     if (git.shape == "plain" && target && target->rfind(".git/modules/", 0) == 0) return;
     std::vector<std::string> keys = target ? repository_keys(ws_fd, *target) : std::vector<std::string>{};
-    std::string detail = value.empty() ? "no 'gitdir:' line" : printable(value) + (target ? "" : " (outside the workspace)");
+    std::string detail = value.empty() ? "no 'gitdir:' line" : printable(value, kMaxDetail) + (target ? "" : " (outside the workspace)");
     report.find({repo, e.depth == 0 ? "repository_created" : "gitdir_link", keys, detail});
   }
 
