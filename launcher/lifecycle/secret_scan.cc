@@ -1,10 +1,15 @@
 #include "launcher/lifecycle/secret_scan.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/error.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -60,7 +65,8 @@ void walk(int dir_fd, const std::string& label, const std::vector<std::string>& 
     } else if (S_ISREG(st.st_mode)) {
       int fd = ::openat(own, name.c_str(), flags);
       if (fd < 0) continue;
-      if (file_holds(fd, values, budget)) found.push_back(label + "/" + name);
+      // the agent chose the names: a newline or an escape must not forge a line on the caller's stderr
+      if (file_holds(fd, values, budget)) found.push_back(printable(label + "/" + name));
       ::close(fd);
     }
   }
@@ -73,8 +79,10 @@ ScratchPins pin_scratch(const ContainerRoot& root) {
   ScratchPins pins;
   for (const char* path : kScratchDirs) {
     UniqueFd fd(open_under(root.fd(), path, O_PATH | O_DIRECTORY, true, true));
-    if (fd) pins.dirs.emplace_back(path, std::move(fd));
-    else pins.missing.push_back(path);
+    if (!fd)  // a scan that could not search them would pass for a clean one: fail before start
+      throw Error(ErrorKind::internal, std::string("cannot open the container's ") + path + " for the secret scan: " +
+                                           std::strerror(errno));
+    pins.emplace_back(path, std::move(fd));
   }
   return pins;
 }

@@ -21,15 +21,14 @@ struct ScanBudget {
   bool exhausted = false;
 };
 
-// Paths ("LABEL/relative") of regular files under `dir_fd` holding any of `values`.
+// Paths ("LABEL/relative", printable(): the agent chose the names) of regular files under
+// `dir_fd` holding any of `values`.
 std::vector<std::string> scan_tree(int dir_fd, const std::string& label, const std::vector<std::string>& values,
                                    ScanBudget& budget);
 // A tmpfs of the container is gone when it stops. Opened through its root between init and
 // start (nothing of the agent has run), a directory fd keeps each one readable for the scan.
-struct ScratchPins {
-  std::vector<std::pair<std::string, UniqueFd>> dirs;  // container path, pinned fd
-  std::vector<std::string> missing;                     // could not be pinned: not searched
-};
+// (container path, pinned fd); throws Error(internal) when one cannot be opened.
+using ScratchPins = std::vector<std::pair<std::string, UniqueFd>>;
 inline constexpr const char* kScratchDirs[] = {"/tmp", "/dev/shm"};
 ScratchPins pin_scratch(const ContainerRoot& root);
 

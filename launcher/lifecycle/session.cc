@@ -201,8 +201,7 @@ class Session {
       result_.credential_exposed.insert(result_.credential_exposed.end(), where.begin(), where.end());
     };
     found(scan_tree(home_.fd(), kContainerHome, values, budget));
-    for (const auto& [path, fd] : scratch_.dirs) found(scan_tree(fd.get(), path, values, budget));
-    for (const auto& path : scratch_.missing) result_.warnings.push_back("the secret scan could not search " + path);
+    for (const auto& [path, fd] : scratch_) found(scan_tree(fd.get(), path, values, budget));
     for (const auto& m : plan_.mounts) {
       if (m.type != "bind") continue;
       UniqueFd dir(::open(m.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));

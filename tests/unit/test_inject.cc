@@ -13,6 +13,7 @@
 #include "tests/unit/temp_dir.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace asbx;
@@ -320,5 +321,29 @@ TEST_CASE("secret scan: finds a value anywhere in a tree (also across read chunk
   CHECK(found == std::vector<std::string>{"/top/a/deep/found.log"});
   CHECK_FALSE(budget.exhausted);
   CHECK(holds_any("x=REALTOKEN-0123456789", {"REALTOKEN-0123456789"}));
+
+  // What an agent plants for the scan: a link to a file outside that holds the value (a false
+  // "exposed" verdict), a FIFO (a hang), a name that forges a line or a colour on stderr, a
+  // sparse file far beyond the bound (it stops, and says so).
+  asbx::test::TempDir outside, planted;
+  outside.write("host-credential.json", "{\"accessToken\": \"REALTOKEN-0123456789\"}");
+  std::filesystem::create_symlink(outside.dir / "host-credential.json", planted.dir / "link");
+  std::filesystem::create_directory_symlink(outside.dir, planted.dir / "dirlink");
+  REQUIRE(::mkfifo((planted.dir / "fifo").c_str(), 0600) == 0);
+  planted.write("x\nagent-sandbox: all clean\x1b[0m", "REALTOKEN-0123456789");
+  int pfd = ::open(planted.s().c_str(), O_RDONLY | O_DIRECTORY);
+  ScanBudget fresh;
+  CHECK(scan_tree(pfd, "/tmp", {"REALTOKEN-0123456789"}, fresh) ==
+        std::vector<std::string>{"/tmp/x?agent-sandbox: all clean?[0m"});
+  {
+    int big = ::open((planted.dir / "sparse").c_str(), O_WRONLY | O_CREAT, 0600);
+    REQUIRE(::ftruncate(big, std::int64_t(64) << 20) == 0);
+    ::close(big);
+  }
+  ScanBudget small;
+  small.bytes = 1 << 20;
+  scan_tree(pfd, "/tmp", {"REALTOKEN-0123456789"}, small);
+  CHECK(small.exhausted);
+  ::close(pfd);
   CHECK_FALSE(holds_any("x=REALTOKEN", {"REALTOKEN-0123456789", ""}));
 }
