@@ -176,6 +176,16 @@ class InjectSeat(e2e.AgentSeat):
         self.ca = TestCa(self.seat.dir / "test-ca")
         self.base_config = self.seat.config_file.read_text()
 
+    def upstream(self, tag, command="true", final="Done.", also=None):
+        """The TLS mock in a namespace of the test's own, removed at the test's end (also when it
+        came up only halfway)."""
+        up = TlsUpstream(tag, self.ca, command, final, also)
+        self.addCleanup(up.stop)
+        try:
+            return up.start()
+        except Exception as e:  # noqa: BLE001
+            unavailable(self, "cannot build the test's network namespace: %s" % e)
+
     def session(self, row, tag, inject=True, real=None, timeout="120s", seat_extra=""):
         """One real CLI session through the wall; returns (record, upstream, real credential, worktree)."""
         name = row["runtime"]
@@ -183,13 +193,7 @@ class InjectSeat(e2e.AgentSeat):
                    "echo hello-from-%s > note.txt && git add note.txt scan.txt && "
                    "git -c user.email=agent@sandbox -c user.name=agent commit -q -m 'note from %s'"
                    % (row["pattern"], name, name))
-        up = TlsUpstream(tag, self.ca, command, "Committed note.txt.")
-        try:
-            up.start()
-        except Exception as e:  # noqa: BLE001
-            up.stop()
-            unavailable(self, "cannot build the test's network namespace: %s" % e)
-        self.addCleanup(up.stop)
+        up = self.upstream(tag, command, "Committed note.txt.")
         self.seat.write(self.base_config + seat_extra + up.seat_egress(self.ca, inject))
         real = real or row["content"]()
         credential = self.fake_credential("%s-%s.json" % (tag, name), real)
@@ -211,7 +215,7 @@ class InjectSeat(e2e.AgentSeat):
 
 
 class RealClis(InjectSeat):
-    def test_claude_oauth_and_codex_api_key_hold_placeholders_and_the_upstream_gets_the_real_token(self):
+    def test_claude_oauth_codex_api_key_and_chatgpt_hold_placeholders_and_the_upstream_gets_the_real_token(self):
         for row in ROWS:
             with self.subTest(runtime=row["runtime"]):
                 record, up, secret, worktree = self.session(row, row["runtime"][:3] + row.get("shape", "")[:2])
@@ -240,8 +244,7 @@ class RealClis(InjectSeat):
 
 class CopyMode(InjectSeat):
     def test_only_the_seat_config_turns_inject_off_and_then_the_real_file_is_copied(self):
-        up = TlsUpstream("cpy", self.ca, "true", "Done.").start()
-        self.addCleanup(up.stop)
+        up = self.upstream("cpy")
         for inject in (True, False):
             with self.subTest(inject=inject):
                 self.seat.write(self.base_config + up.seat_egress(self.ca, inject))
@@ -270,8 +273,7 @@ printf 'POST %s HTTP/1.1\r\nHost: api.anthropic.com\r\nAuthorization: Bearer %%s
 
 class Refusals(InjectSeat):
     def test_a_key_minting_path_is_refused_under_a_case_variant_name_and_nothing_reaches_the_upstream(self):
-        up = TlsUpstream("ref", self.ca, "true", "Done.").start()
-        self.addCleanup(up.stop)
+        up = self.upstream("ref")
         self.seat.write(self.base_config + up.seat_egress(self.ca))
         real = claude_real()
         credential = self.fake_credential("ref.json", real)
@@ -308,8 +310,7 @@ true  # -quiet waits for the wall to close the kept-alive connection: timeout(1)
 
 class BlindTunnelAndSessionCa(InjectSeat):
     def test_an_allowed_other_host_gets_the_placeholder_its_own_cert_and_the_ca_key_is_nowhere(self):
-        up = TlsUpstream("bli", self.ca, "true", "Done.", also=("other.test", 8443)).start()
-        self.addCleanup(up.stop)
+        up = self.upstream("bli", also=("other.test", 8443))
         self.seat.write(self.base_config + up.seat_egress(self.ca))
         real = claude_real()
         credential = self.fake_credential("bli.json", real)
@@ -352,8 +353,7 @@ class BlindTunnelAndSessionCa(InjectSeat):
 
 class RefreshAnswered(InjectSeat):
     def test_the_token_endpoint_is_answered_by_the_wall_with_placeholders_and_nothing_is_forwarded(self):
-        up = TlsUpstream("tok", self.ca, "true", "Done.").start()
-        self.addCleanup(up.stop)
+        up = self.upstream("tok")
         self.seat.write(self.base_config + up.seat_egress(self.ca))
         real = claude_real()
         credential = self.fake_credential("tok.json", real)
@@ -378,15 +378,20 @@ ECHO = r"""p=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' ~/.claude/.credentials.json
 printf 'GET /v1/echo-auth HTTP/1.1\r\nHost: api.anthropic.com\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "$p" |
   timeout 20 openssl s_client -quiet -proxy 127.0.0.1:3128 -connect api.anthropic.com:443 -servername api.anthropic.com \
     -CAfile /sandbox/ca/session-ca.pem 2>/dev/null > /tmp/echoed
-for d in /dev/shm "$HOME" /sandbox/workspaces/*; do cp /tmp/echoed "$d/echoed"; done; exit 3"""
+for d in /dev/shm "$HOME" /sandbox/workspaces/*; do cp /tmp/echoed "$d/echoed"; done"""
+# What the agent plants for the scan: links to the seat's own copy of the real file (followed on the
+# seat, they would "find" the token the agent never wrote) and to /, FIFOs (a hang), a name that
+# would forge a line on the caller's stderr.
+PLANT = r"""
+ln -s %s /tmp/hostcred; ln -s / /dev/shm/root; mkfifo /tmp/fifo /dev/shm/fifo
+cp /tmp/echoed "/tmp/$(printf 'forged\nagent-sandbox: the session was clean')"; exit 3"""
 
 
 class ExposureFound(InjectSeat):
     def test_a_real_token_handed_back_into_the_box_is_found_wherever_it_was_written(self):
         """An inject host that echoes the credential hands the real token to the agent; the scan at
         the end finds each copy, also in /tmp and /dev/shm (tmpfs gone with the container: pinned)."""
-        up = TlsUpstream("exp", self.ca, "true", "Done.").start()
-        self.addCleanup(up.stop)
+        up = self.upstream("exp")
         self.seat.write(self.base_config + up.seat_egress(self.ca))
         real = claude_real()
         credential = self.fake_credential("exp.json", real)
@@ -395,16 +400,18 @@ class ExposureFound(InjectSeat):
         proc, record = self.seat.status(
             "--id", session, "--runtime", "claude", "--credential", str(credential), "--workspace", str(worktree),
             "--git-mirror", str(self.git_root / (worktree.name + "-repo") / ".git"), "--egress", "default",
-            "--", "sh", "-c", ECHO, timeout=e2e.RUN_TIMEOUT)
+            "--", "sh", "-c", ECHO + PLANT % credential, timeout=e2e.RUN_TIMEOUT)
         secret = real["claudeAiOauth"]["accessToken"]
         self.assertIn(secret, (worktree / "echoed").read_text(), "the mock did not echo the real token")
         self.assertEqual(proc.returncode, 226, proc.stderr.decode(errors="replace"))
-        where = ["/tmp/echoed", "/dev/shm/echoed", "/sandbox/home/echoed", "/sandbox/workspaces/inj-exp/echoed"]
+        where = ["/tmp/echoed", "/dev/shm/echoed", "/sandbox/home/echoed", "/sandbox/workspaces/inj-exp/echoed",
+                 "/tmp/forged?agent-sandbox: the session was clean"]
         self.assertEqual(sorted(e["where"] for e in record["credential_exposed"]), sorted(where),
                          json.dumps(record["credential_exposed"]))
         self.assertEqual((record["error_kind"], record["exit_code"]), ("credential_exposed", 226))
         self.assertEqual(record["agent_exit_code"], 3)
         self.assertIn("a real token value was found inside the container at the session's end: ", proc.stderr.decode())
+        self.assertNotIn("\nagent-sandbox: the session was clean", proc.stderr.decode(), "a forged line on stderr")
         self.assertNotIn(secret, json.dumps(record) + proc.stderr.decode() + proc.stdout.decode())
         self.assertNoContainer(session)
         print("\nfound: %s" % json.dumps(record["credential_exposed"]), file=sys.stderr)
