@@ -129,14 +129,19 @@ def summary(times):
                                                     ms[int(0.9 * (len(ms) - 1))])
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def common_arguments(ap):
+    """The runs, the build and the sizes this bench and bench/inject.py share."""
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--request-kib", type=int, default=100)
     ap.add_argument("--response-kib", type=int, default=20)
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--event-bytes", type=int, default=64)
+    return ap
+
+
+def main():
+    ap = common_arguments(argparse.ArgumentParser())
     ap.add_argument("--keepalive", type=int, default=20)
     ap.add_argument("--tripwire", choices=("record", "off"), default="record", help="the seat's tripwire mode")
     args = ap.parse_args()

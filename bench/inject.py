@@ -54,13 +54,7 @@ def loops(curl, body, cacert, name, args, pin="", auth=""):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=30)
-    ap.add_argument("--build", default=str(ROOT / "build"))
-    ap.add_argument("--request-kib", type=int, default=100)
-    ap.add_argument("--response-kib", type=int, default=20)
-    ap.add_argument("--events", type=int, default=2000)
-    ap.add_argument("--event-bytes", type=int, default=64)
+    ap = egress.common_arguments(argparse.ArgumentParser())
     args = ap.parse_args()
     os.environ["ASBX_BUILD"] = args.build
     from harness import Seat  # noqa: E402

@@ -20,15 +20,27 @@ void helper_fails(int channel, int step, int err) {
   ::_exit(1);
 }
 
+namespace {
+
+// A message of `iov` with room for one SCM_RIGHTS fd in `control`.
+struct FdMessage {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  explicit FdMessage(iovec& iov) {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+};
+
+}  // namespace
+
 bool helper_send_fd(int channel, int fd) {
   char byte = 0;
   iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  FdMessage m(iov);
+  msghdr& msg = m.msg;
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -51,14 +63,9 @@ HelperAnswer helper_answer(int channel, int timeout_ms) {
   }
   char buf[sizeof(HelperFailure)] = {};
   iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = ::recvmsg(channel, &msg, MSG_CMSG_CLOEXEC);
-  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  FdMessage m(iov);
+  ssize_t n = ::recvmsg(channel, &m.msg, MSG_CMSG_CLOEXEC);
+  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&m.msg) : nullptr;
   if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
     std::memcpy(&a.fd, CMSG_DATA(c), sizeof a.fd);
   } else if (n == static_cast<ssize_t>(sizeof(HelperFailure))) {

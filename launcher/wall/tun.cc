@@ -37,45 +37,43 @@ const unsigned char kAddress6[16] = {0xfd, 0x61, 0x73, 0x62, 0x78, 0x77, 0, 0, 0
 
 [[noreturn]] void fail(const std::string& why) { throw Error(ErrorKind::tripwire, "tripwire: " + why); }
 
-[[noreturn]] void child_fails(int channel, int step, int err) { helper_fails(channel, step, err); }
-
 // The device, configured; the child's steps as errnos. IPv6 steps tolerate a kernel without
 // IPv6 (EAFNOSUPPORT): then nothing of the agent can go out over IPv6 either.
 int configure(int channel, int tun, int ifindex) {
   int nl = -1;
-  if (int e = rtnl::open_socket(nl)) child_fails(channel, open_rtnl, e);
+  if (int e = rtnl::open_socket(nl)) helper_fails(channel, open_rtnl, e);
   bool v6 = true;
   if (int e = rtnl::addr_gen_none(nl, ifindex)) {
-    if (e != EAFNOSUPPORT) child_fails(channel, no_link_local, e);
+    if (e != EAFNOSUPPORT) helper_fails(channel, no_link_local, e);
     v6 = false;
   }
-  if (int e = rtnl::set_flags(nl, ifindex, IFF_UP, IFF_UP | IFF_MULTICAST)) child_fails(channel, bring_up, e);
-  if (int e = rtnl::add_address(nl, ifindex, false, kAddress4, 32)) child_fails(channel, address4, e);
+  if (int e = rtnl::set_flags(nl, ifindex, IFF_UP, IFF_UP | IFF_MULTICAST)) helper_fails(channel, bring_up, e);
+  if (int e = rtnl::add_address(nl, ifindex, false, kAddress4, 32)) helper_fails(channel, address4, e);
   if (v6)
-    if (int e = rtnl::add_address(nl, ifindex, true, kAddress6, 128)) child_fails(channel, address6, e);
-  if (int e = rtnl::add_default_route(nl, ifindex, false)) child_fails(channel, route4, e);
+    if (int e = rtnl::add_address(nl, ifindex, true, kAddress6, 128)) helper_fails(channel, address6, e);
+  if (int e = rtnl::add_default_route(nl, ifindex, false)) helper_fails(channel, route4, e);
   if (v6)
-    if (int e = rtnl::add_default_route(nl, ifindex, true)) child_fails(channel, route6, e);
+    if (int e = rtnl::add_default_route(nl, ifindex, true)) helper_fails(channel, route6, e);
   ::close(nl);
   return tun;
 }
 
 void send_fd(int channel, int fd) {
-  if (!helper_send_fd(channel, fd)) child_fails(channel, pass_back, errno);
+  if (!helper_send_fd(channel, fd)) helper_fails(channel, pass_back, errno);
 }
 
 // Only async-signal-safe calls: the launcher may have threads when it forks.
 [[noreturn]] void child(int userns, int netns, int channel) {
-  if (userns >= 0 && ::setns(userns, CLONE_NEWUSER) != 0) child_fails(channel, enter_user, errno);
-  if (::setns(netns, CLONE_NEWNET) != 0) child_fails(channel, enter_net, errno);
+  if (userns >= 0 && ::setns(userns, CLONE_NEWUSER) != 0) helper_fails(channel, enter_user, errno);
+  if (::setns(netns, CLONE_NEWNET) != 0) helper_fails(channel, enter_net, errno);
   int tun = ::open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-  if (tun < 0) child_fails(channel, open_tun, errno);
+  if (tun < 0) helper_fails(channel, open_tun, errno);
   ifreq ifr{};
   std::strncpy(ifr.ifr_name, kTripwireDevice, IFNAMSIZ - 1);
   ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
-  if (::ioctl(tun, TUNSETIFF, &ifr) != 0) child_fails(channel, create_device, errno);
+  if (::ioctl(tun, TUNSETIFF, &ifr) != 0) helper_fails(channel, create_device, errno);
   int probe = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (probe < 0 || ::ioctl(probe, SIOCGIFINDEX, &ifr) != 0) child_fails(channel, find_index, errno);
+  if (probe < 0 || ::ioctl(probe, SIOCGIFINDEX, &ifr) != 0) helper_fails(channel, find_index, errno);
   ::close(probe);
   send_fd(channel, configure(channel, tun, ifr.ifr_ifindex));
   ::_exit(0);

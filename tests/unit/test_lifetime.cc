@@ -8,6 +8,7 @@
 #include "plan/build_plan.h"
 #include "credtable/credtable.h"
 #include "credtable/lifetime.h"
+#include "credtable/placeholder.h"
 #include "base/error.h"
 #include "base/request.h"
 
@@ -16,21 +17,7 @@ using namespace asbx;
 namespace {
 CredTable shipped() { return load_credtable(std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml"); }
 
-std::string b64url(const std::string& in) {
-  static const char* a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  unsigned buf = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    buf = (buf << 8) | c;
-    bits += 8;
-    while (bits >= 6) out.push_back(a[(buf >> (bits -= 6)) & 63]);
-  }
-  if (bits > 0) out.push_back(a[(buf << (6 - bits)) & 63]);
-  return out;
-}
-
-std::string jwt(const std::string& claims) { return b64url("{\"alg\":\"none\"}") + "." + b64url(claims) + ".c2ln"; }
+std::string jwt(const std::string& claims) { return base64url_encode("{\"alg\":\"none\"}") + "." + base64url_encode(claims) + ".c2ln"; }
 
 std::string codex_chatgpt(long exp) {
   std::string t = jwt("{\"exp\":" + std::to_string(exp) + ",\"email\":\"dev@example.com\"}");
