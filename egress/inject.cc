@@ -97,6 +97,11 @@ std::size_t SecretBook::longest() const {
   return longest_;
 }
 
+std::size_t SecretBook::size() const {
+  std::lock_guard lock(mutex_);
+  return real_.size();
+}
+
 void SecretBook::injected(const std::string& host) {
   std::lock_guard lock(mutex_);
   counts_.injected[host]++;
@@ -150,6 +155,11 @@ std::int64_t answered_expires_in(std::int64_t real_left_s, std::int64_t refresh_
 
 TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>& originals, SecretBook& book,
                          const RandomBytes& random, std::int64_t now_unix, std::int64_t expires_in) {
+  if (book.counts().refreshes_answered >= kMaxRefreshAnswers)
+    return {429, nlohmann::json{{"error", "too_many_refreshes"},
+                                {"error_description", "agent-sandbox answers at most " + std::to_string(kMaxRefreshAnswers) +
+                                                          " token refreshes a session"}}
+                     .dump()};
   auto fresh = [&](const std::string& suffix) -> nlohmann::json {
     for (const auto& s : originals) {
       std::string f = lower(s.field);

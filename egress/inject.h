@@ -25,6 +25,7 @@ namespace asbx {
 namespace refusal {
 inline constexpr const char* inject_path_denied = "inject_path_denied";  // not on the host's allowlist, or denied
 inline constexpr const char* websocket_refused = "websocket_refused";    // Upgrade: websocket on an inject host (426)
+inline constexpr const char* refresh_limit = "refresh_limit";            // past kMaxRefreshAnswers a session (429)
 }  // namespace refusal
 
 // The inject or refresh rule of a host (normalised), or nullptr.
@@ -44,6 +45,7 @@ class SecretBook {
   // The real values, for the end-of-session secret scan.
   std::vector<std::string> real_values() const;
   std::size_t longest() const;
+  std::size_t size() const;  // placeholders known
   void injected(const std::string& host);
   void refresh_answered();
   void elsewhere(int n);
@@ -78,6 +80,11 @@ struct TokenAnswer {
   int status = 200;
   std::string body;  // JSON
 };
+// Past kMaxRefreshAnswers a session the answer is 429 and adds nothing: each answer adds
+// placeholders to the book, and an agent posting to the token endpoint in a loop must not grow
+// the launcher (or the work of every body scan) without bound. A CLI refreshes about once an hour
+// (answered_expires_in), so the limit is never met by one.
+inline constexpr std::int64_t kMaxRefreshAnswers = 100;
 TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>& originals, SecretBook& book,
                          const RandomBytes& random, std::int64_t now_unix, std::int64_t expires_in);
 // How long the answered placeholders say they last: the real token's time left, but at least the

@@ -71,7 +71,7 @@ int tls_write(SSL* ssl, std::string& from) {
 }
 
 std::string token_response(const TokenAnswer& a) {
-  return "HTTP/1.1 " + std::to_string(a.status) + " OK\r\ncontent-type: application/json\r\ncache-control: no-store\r\n"
+  return "HTTP/1.1 " + std::to_string(a.status) + (a.status == 200 ? " OK" : " Too Many Requests") + "\r\ncontent-type: application/json\r\ncache-control: no-store\r\n"
          "content-length: " + std::to_string(a.body.size()) + "\r\n\r\n" + a.body;
 }
 
@@ -161,7 +161,7 @@ bool EgressProxy::from_agent(Intercept& x, Conn& c, std::string_view bytes) {
     if (int n = x.rewriter->take_elsewhere()) inject_.book->elsewhere(n);
     if (s == RequestRewriter::Status::more) return true;
     if (s == RequestRewriter::Status::token) {
-      answer_refresh(x);
+      answer_refresh(x, c);
       continue;
     }
     note_refusal(c.host, c.dest.port, x.rewriter->reason(), x.rewriter->detail());
@@ -171,11 +171,13 @@ bool EgressProxy::from_agent(Intercept& x, Conn& c, std::string_view bytes) {
   }
 }
 
-void EgressProxy::answer_refresh(Intercept& x) {
+void EgressProxy::answer_refresh(Intercept& x, Conn& c) {
   auto now = static_cast<std::int64_t>(std::time(nullptr));
   std::int64_t left = inject_.access_expires_unix ? inject_.access_expires_unix - now : 0;
   TokenAnswer a = answer_token(x.rewriter->rule().token_answer, inject_.originals, *inject_.book, random_bytes, now,
                                answered_expires_in(left, inject_.refresh_skew_s));
+  if (a.status != 200) note_refusal(c.host, c.dest.port, refusal::refresh_limit, "token refreshes answered: " +
+                                                                               std::to_string(kMaxRefreshAnswers));
   x.to_agent += token_response(a);
   x.rewriter->token_answered();
 }

@@ -94,7 +94,7 @@ class EgressProxy {
   bool handshake_upstream(Intercept& x, Conn& c, int up);
   void pump(Intercept& x, Conn& c);
   bool from_agent(Intercept& x, Conn& c, std::string_view bytes);
-  void answer_refresh(Intercept& x);
+  void answer_refresh(Intercept& x, Conn& c);
 
   int listen_fd_;
   int stop_pipe_[2] = {-1, -1};  // readable once stop() ran: every poll watches it

@@ -307,6 +307,13 @@ TOKEN = r"""b='{"grant_type":"refresh_token","refresh_token":"sk-ant-ort01-place
     -CAfile /sandbox/ca/session-ca.pem 2>/dev/null
 true  # -quiet waits for the wall to close the kept-alive connection: timeout(1) ends it"""
 
+LOOP = r"""b='{"grant_type":"refresh_token","refresh_token":"sk-ant-ort01-placeholder"}'
+for i in $(seq %d); do
+  printf 'POST /v1/oauth/token HTTP/1.1\r\nHost: platform.claude.com\r\nContent-Type: application/json\r\nContent-Length: %%d\r\n\r\n%%s' ${#b} "$b"
+done | timeout 15 openssl s_client -quiet -proxy 127.0.0.1:3128 -connect platform.claude.com:443 \
+  -servername platform.claude.com -CAfile /sandbox/ca/session-ca.pem 2>/dev/null | grep -ao 'HTTP/1.1 [0-9]*' | sort | uniq -c
+true"""
+
 
 class BlindTunnelAndSessionCa(InjectSeat):
     def test_an_allowed_other_host_gets_the_placeholder_its_own_cert_and_the_ca_key_is_nowhere(self):
@@ -372,6 +379,25 @@ class RefreshAnswered(InjectSeat):
         self.assertEqual(record["credentials"][0]["refreshes_answered"], 1)
         self.assertEqual(up.requests(), [], "the token endpoint was reached")
         self.assertEqual(credential.read_bytes(), before)
+        self.assertNoContainer(session)
+
+    def test_a_refresh_loop_is_answered_up_to_the_limit_then_refused_on_record(self):
+        """Each answer adds placeholders the wall keeps: a loop of refreshes must not grow it."""
+        up = self.upstream("lop")
+        self.seat.write(self.base_config + up.seat_egress(self.ca))
+        credential = self.fake_credential("lop.json", claude_real())
+        session = "inj-lop-%d" % os.getpid()
+        proc, record = self.seat.status(
+            "--id", session, "--runtime", "claude", "--credential", str(credential), "--egress", "default",
+            "--", "sh", "-c", LOOP % 103, timeout=e2e.RUN_TIMEOUT)
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
+        self.assertEqual(proc.stdout.decode().split(), ["100", "HTTP/1.1", "200", "3", "HTTP/1.1", "429"])
+        self.assertEqual(record["credentials"][0]["refreshes_answered"], 100)
+        self.assertIn({"host": "platform.claude.com", "port": 443, "reason": "refresh_limit", "count": 3},
+                      record["egress"]["refused"])
+        self.assertIn("egress: refused platform.claude.com:443: refresh_limit (token refreshes answered: 100)",
+                      proc.stderr.decode())
+        self.assertEqual(up.requests(), [], "the token endpoint was reached")
         self.assertNoContainer(session)
 
 ECHO = r"""p=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' ~/.claude/.credentials.json | head -1)

@@ -9,6 +9,7 @@
 #include "credtable/placeholder.h"
 #include "egress/inject.h"
 #include "base/error.h"
+#include "base/util.h"
 #include "launcher/lifecycle/secret_scan.h"
 #include "tests/unit/temp_dir.h"
 
@@ -267,6 +268,21 @@ TEST_CASE("rewriter + token answer: the refresh host is answered with fresh plac
   CHECK(book.real_of(jwt) == std::optional<std::string>("eyJhbGciOiJub25lIn0.eyJleHAiOjF9.c2ln"));
   CHECK(o["refresh_token"].get<std::string>().rfind("rt_", 0) == 0);
   CHECK(o["id_token"].get<std::string>().rfind("eyJhbGciOiJub25lIn0.eyJlbWFpbCI6MX0.", 0) == 0);  // no exp: kept
+}
+
+TEST_CASE("token answers: an agent refreshing in a loop cannot grow the book past the limit") {
+  SecretBook book;
+  std::vector<SecretSwap> originals = {{"claudeAiOauth.accessToken", "sk-ant-oat01-AAAAAAAAAAAA", "sk-ant-oat01-REALACCESS00"},
+                                       {"claudeAiOauth.refreshToken", "sk-ant-ort01-BBBBBBBBBBBB", "sk-ant-ort01-REALREFRESH0"}};
+  for (std::int64_t i = 0; i < kMaxRefreshAnswers; ++i)
+    REQUIRE(answer_token("anthropic", originals, book, asbx::random_bytes, 1000, 3600).status == 200);
+  CHECK(book.size() == 2 * static_cast<std::size_t>(kMaxRefreshAnswers));  // each answer: two fresh placeholders
+  TokenAnswer over = answer_token("anthropic", originals, book, asbx::random_bytes, 1000, 3600);
+  CHECK(over.status == 429);
+  CHECK(over.body == R"({"error":"too_many_refreshes","error_description":"agent-sandbox answers at most 100 token refreshes a session"})");
+  CHECK(over.body.find("REAL") == std::string::npos);
+  CHECK(book.counts().refreshes_answered == kMaxRefreshAnswers);
+  CHECK(book.size() == 2 * static_cast<std::size_t>(kMaxRefreshAnswers));  // nothing added
 }
 
 TEST_CASE("answered placeholders: the real time left, but never inside the CLI's refresh skew") {
