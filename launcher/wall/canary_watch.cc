@@ -60,4 +60,9 @@ void CanaryWatch::drain(const std::function<void(const std::string&)>& seen) {
   }
 }
 
+void CanaryWatch::disarm() {
+  inotify_ = UniqueFd();
+  watches_.clear();
+}
+
 }  // namespace asbx

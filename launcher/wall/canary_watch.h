@@ -21,6 +21,9 @@ class CanaryWatch {
   // What is queued now: `seen` gets each decoy opened ("relative/path") or directory listed
   // ("relative/dir/"); "(events lost)" when the kernel's queue overflowed.
   void drain(const std::function<void(const std::string&)>& seen);
+  // The watches gone (the inotify fd closed): the launcher's own reads of HOME afterwards (the
+  // state collection, the secret scan) are no opens of anyone's. Idempotent.
+  void disarm();
 
  private:
   void watch(int home_fd, const std::string& path, bool dir);

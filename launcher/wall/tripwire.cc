@@ -79,8 +79,11 @@ void Tripwire::stop() {
     (void)!::write(stop_write_.get(), "x", 1);
     thread_.join();
   }
-  // What was queued when the agent ended is counted; it no longer ends anything.
+  // What was queued when the agent ended is counted; it no longer ends anything. Then the watches
+  // go: everything after this (the state collection, the secret scan) is the launcher reading HOME,
+  // and the agent, ended, opens nothing more. A second stop() finds nothing to drain.
   canaries_.drain([&](const std::string& path) { tripped(tally_.canary(path, now_unix_ms()), describe_canary(path), false); });
+  canaries_.disarm();
   device_ = UniqueFd();
 }
 
@@ -98,8 +101,9 @@ void Tripwire::tripped(bool first_of_kind, const std::string& what, bool may_kil
   bool decoy = what.rfind("canary ", 0) == 0;
   if (first_of_kind)  // the bounded, non-blocking diagnostics path: a packet thread never waits on stderr
     say(std::string(program_invocation_short_name) + ": tripwire: " + what +
-        (mode_ == TripwireMode::kill ? " (tripwire = \"kill\": the session ends)"
-         : decoy                     ? " (a decoy; the record counts every open)"
+        (mode_ == TripwireMode::kill && may_kill ? " (tripwire = \"kill\": the session ends)"
+         : !may_kill                             ? " (seen as the agent ended; on record, it ended nothing)"
+         : decoy                                 ? " (a decoy; the record counts every open)"
                                      : " (refused; the record counts every attempt)"));
   if (mode_ != TripwireMode::kill || !may_kill || fired_.exchange(true)) return;
   killed_by_ = tally_.first();
