@@ -2,6 +2,7 @@
 // resolved address against the non-public ranges, then the TLS name against the CONNECT host.
 // Pure: resolution itself is the proxy's (proxy.cc), on the seat.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,8 @@ inline constexpr const char* unreachable = "unreachable";        // no address a
 inline constexpr const char* host_mismatch = "host_mismatch";    // Host field ≠ the URI's host
 inline constexpr const char* sni_mismatch = "sni_mismatch";      // TLS name ≠ the CONNECT host
 inline constexpr const char* sni_missing = "sni_missing";        // TLS without a name, or not TLS
-inline constexpr const char* connection_limit = "connection_limit";
+inline constexpr const char* connection_limit = "connection_limit";  // answered without waiting, then closed
+inline constexpr const char* head_timeout = "head_timeout";      // no complete request head within kHeadMs of accept
 // Plain-HTTP forwarding (egress/http_forward.h), each before a byte goes upstream but pipelined:
 inline constexpr const char* host_missing = "host_missing";      // HTTP/1.1 without a Host field
 inline constexpr const char* host_repeated = "host_repeated";    // more than one Host field
@@ -31,6 +33,11 @@ inline constexpr const char* bad_framing = "bad_framing";        // CL+TE, CL re
 inline constexpr const char* unsupported_coding = "unsupported_coding";  // a transfer coding other than chunked (501)
 inline constexpr const char* pipelined = "pipelined";            // bytes after the first request: never forwarded
 }  // namespace refusal
+
+// How long an accepted connection may take to send its whole request head (a CONNECT or a plain
+// request): the real CLIs send it at once; a silent connection must not hold a slot for the idle
+// limit (300 s).
+inline constexpr std::int64_t kHeadMs = 10'000;
 
 // nullopt = allowed so far (the name may be resolved); else the reason.
 std::optional<std::string> decide_name(const EgressPlan& plan, const Destination& dest);

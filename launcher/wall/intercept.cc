@@ -72,7 +72,8 @@ int tls_write(SSL* ssl, std::string& from) {
 
 std::string token_response(const TokenAnswer& a) {
   return "HTTP/1.1 " + std::to_string(a.status) + (a.status == 200 ? " OK" : " Too Many Requests") + "\r\ncontent-type: application/json\r\ncache-control: no-store\r\n"
-         "content-length: " + std::to_string(a.body.size()) + "\r\n\r\n" + a.body;
+         "content-length: " + std::to_string(a.body.size()) + "\r\n" + (a.status == 200 ? "" : "connection: close\r\n") +
+         "\r\n" + a.body;
 }
 
 }  // namespace
@@ -162,6 +163,7 @@ bool EgressProxy::from_agent(Intercept& x, Conn& c, std::string_view bytes) {
     if (s == RequestRewriter::Status::more) return true;
     if (s == RequestRewriter::Status::token) {
       answer_refresh(x, c);
+      if (x.closing) return false;
       continue;
     }
     note_refusal(c.host, c.dest.port, x.rewriter->reason(), x.rewriter->detail());
@@ -176,10 +178,14 @@ void EgressProxy::answer_refresh(Intercept& x, Conn& c) {
   std::int64_t left = inject_.access_expires_unix ? inject_.access_expires_unix - now : 0;
   TokenAnswer a = answer_token(x.rewriter->rule().token_answer, inject_.originals, *inject_.book, random_bytes, now,
                                answered_expires_in(left, inject_.refresh_skew_s));
-  if (a.status != 200) note_refusal(c.host, c.dest.port, refusal::refresh_limit, "token refreshes answered: " +
-                                                                               std::to_string(kMaxRefreshAnswers));
   x.to_agent += token_response(a);
   x.rewriter->token_answered();
+  if (a.status == 200) return;
+  // Past the limit the answer closes the connection, on record: a client pipelining refreshes
+  // gets one 429 per connection (each costs it a TLS handshake), not one per request forever.
+  note_refusal(c.host, c.dest.port, refusal::refresh_limit,
+               "token refreshes answered: " + std::to_string(kMaxRefreshAnswers) + "; the connection is closed");
+  x.closing = true;
 }
 
 // Until either side ends, the idle or total limit passes, or stop(): read what there is room
@@ -193,7 +199,12 @@ void EgressProxy::pump(Intercept& x, Conn& c) {
       return;
     }
     bool moved = false;
-    if (!x.agent_eof && !x.closing && x.to_up.size() < kBuffer) {
+    // Backpressure both ways: nothing more is read from the agent while what goes up, or what the
+    // wall answers it itself (a token answer, a refusal), waits for room. One read's answers are
+    // bounded too (a 16 KiB read holds a few hundred token requests at most, each answered once).
+    bool read_agent = !x.agent_eof && !x.closing && x.to_up.size() < kBuffer && x.to_agent.size() < kBuffer;
+    bool read_up = x.up && !x.up_eof && x.to_agent.size() < kBuffer;
+    if (read_agent) {
       std::string got;
       int n = tls_read(x.agent, got);
       if (n < 0) x.agent_eof = true;
@@ -206,7 +217,7 @@ void EgressProxy::pump(Intercept& x, Conn& c) {
       x.out += std::max(n, 0);
       moved |= n > 0;
     }
-    if (x.up && !x.up_eof && x.to_agent.size() < kBuffer) {
+    if (read_up) {
       int n = tls_read(x.up, x.to_agent);
       if (n < 0) x.up_eof = true;
       if (n > 0) x.last_up_byte = now_ms();
@@ -225,7 +236,10 @@ void EgressProxy::pump(Intercept& x, Conn& c) {
       last = now_ms();
       continue;
     }
-    pollfd p[3] = {{stop_pipe_[0], POLLIN, 0}, {c.fd, POLLIN, 0}, {x.up ? SSL_get_fd(x.up) : -1, POLLIN, 0}};
+    // Only the directions with room are polled for input: a held agent's unread bytes must not
+    // wake the loop at once, forever (the cap below still retries a TLS step that wants a read).
+    pollfd p[3] = {{stop_pipe_[0], POLLIN, 0}, {c.fd, short(read_agent ? POLLIN : 0), 0},
+                   {x.up ? SSL_get_fd(x.up) : -1, short(read_up ? POLLIN : 0), 0}};
     if (!x.to_agent.empty()) p[1].events |= POLLOUT;
     if (!x.to_up.empty()) p[2].events |= POLLOUT;
     int n = ::poll(p, 3, static_cast<int>(std::min<std::int64_t>(until - now, kPollCapMs)));

@@ -391,12 +391,13 @@ class RefreshAnswered(InjectSeat):
             "--id", session, "--runtime", "claude", "--credential", str(credential), "--egress", "default",
             "--", "sh", "-c", LOOP % 103, timeout=e2e.RUN_TIMEOUT)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
-        self.assertEqual(proc.stdout.decode().split(), ["100", "HTTP/1.1", "200", "3", "HTTP/1.1", "429"])
+        # the first refusal past the limit ends the connection (issue 33: not one 429 a request, forever)
+        self.assertEqual(proc.stdout.decode().split(), ["100", "HTTP/1.1", "200", "1", "HTTP/1.1", "429"])
         self.assertEqual(record["credentials"][0]["refreshes_answered"], 100)
-        self.assertIn({"host": "platform.claude.com", "port": 443, "reason": "refresh_limit", "count": 3},
+        self.assertIn({"host": "platform.claude.com", "port": 443, "reason": "refresh_limit", "count": 1},
                       record["egress"]["refused"])
-        self.assertIn("egress: refused platform.claude.com:443: refresh_limit (token refreshes answered: 100)",
-                      proc.stderr.decode())
+        self.assertIn("egress: refused platform.claude.com:443: refresh_limit (token refreshes answered: 100; "
+                      "the connection is closed)", proc.stderr.decode())
         self.assertEqual(up.requests(), [], "the token endpoint was reached")
         self.assertNoContainer(session)
 
