@@ -1,5 +1,6 @@
 #include "credtable/placeholder.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -117,6 +118,31 @@ PlaceholderFile make_placeholder_file(const std::vector<std::string>& secret_pat
   if (out.swaps.empty()) return out.why = "none of the row's secrets is in the file", out;
   out.recognised = true;
   out.text = doc.dump(2) + "\n";
+  return out;
+}
+
+std::vector<std::string> exposure_forms(const std::string& real) {
+  static const char* kHex[2] = {"0123456789abcdef", "0123456789ABCDEF"};
+  std::vector<std::string> out = {real, std::string(real.rbegin(), real.rend())};
+  for (const char* digits : kHex) {
+    std::string hex;
+    for (unsigned char c : real) hex += {digits[c >> 4], digits[c & 15]};
+    out.push_back(hex);
+  }
+  for (std::size_t lead = 0; lead < 3; ++lead) {
+    // `lead` bytes before the value: the first group mixes them in, a partial last group mixes
+    // in what follows; the groups between are the value's alone.
+    std::string encoded = base64url_encode(std::string(lead, '\0') + real);
+    std::size_t from = lead ? 4 : 0, to = (lead + real.size()) / 3 * 4;
+    if (to <= from + 8) continue;  // too short to name anything
+    std::string url = encoded.substr(from, to - from), standard = url;
+    std::replace(standard.begin(), standard.end(), '-', '+');
+    std::replace(standard.begin(), standard.end(), '_', '/');
+    out.push_back(url);
+    if (standard != url) out.push_back(standard);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

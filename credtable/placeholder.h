@@ -44,5 +44,11 @@ bool looks_like_jwt(const std::string& text);
 std::string restamp_exp(const std::string& jwt, std::int64_t exp_unix);
 // bytes → base64url without padding.
 std::string base64url_encode(const std::string& bytes);
+// What the end-of-session scan looks for besides a real value itself (docs/CREDENTIALS.md "What
+// the scan finds"): the value reversed; in hex, lower and upper case; in base64 and base64url at
+// each of the three offsets it can start at inside a longer encoded text (the characters that
+// depend on the value's bytes only). Not: gzip or any compression, encryption, base32, a value
+// split in pieces or interleaved, line-wrapped base64 (MIME), any encoding of its transformation.
+std::vector<std::string> exposure_forms(const std::string& real);
 
 }  // namespace asbx

@@ -30,12 +30,6 @@ bool has_doubtful_segment(const std::string& path) {
   return l.size() >= 2 && (l.compare(l.size() - 2, 2, "/.") == 0 || (l.size() >= 3 && l.compare(l.size() - 3, 3, "/..") == 0));
 }
 
-bool is_websocket(const RequestHead& head) {
-  for (const auto& [name, value] : head.headers)
-    if (name == "upgrade" && lower(value).find("websocket") != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 const InjectHost* inject_rule(const EgressPlan& plan, const std::string& host) {
@@ -63,16 +57,17 @@ std::optional<std::string> check_inject_path(const InjectHost& rule, const std::
   return "the path is not on this host's allowlist";
 }
 
-void SecretBook::add(const std::string& placeholder, const std::string& real) {
+void SecretBook::add(const std::string& placeholder, const std::string& real, bool wire) {
   std::lock_guard lock(mutex_);
   real_[placeholder] = real;
+  if (wire) wire_.insert(placeholder);
   longest_ = std::max(longest_, placeholder.size());
 }
 
 std::optional<std::string> SecretBook::real_of(const std::string& placeholder) const {
   std::lock_guard lock(mutex_);
   auto it = real_.find(placeholder);
-  if (it == real_.end()) return std::nullopt;
+  if (it == real_.end() || !wire_.count(placeholder)) return std::nullopt;
   return it->second;
 }
 
@@ -127,28 +122,6 @@ bool SecretBook::empty() const {
   return real_.empty();
 }
 
-HeadRewrite rewrite_head(const RequestHead& head, const std::string& authority, const SecretBook& book) {
-  HeadRewrite out;
-  out.elsewhere += book.count_in(head.target);
-  out.head = head.method + " " + head.target + " " + head.version + "\r\nhost: " + authority + "\r\n";
-  for (const auto& [name, value] : head.headers) {
-    if (name == "host" || starts_with(name, "proxy-")) continue;
-    std::string v = value;
-    if (name == "authorization" && v.size() > 7 && lower(v.substr(0, 7)) == "bearer ") {
-      if (auto real = book.real_of(v.substr(7))) v = v.substr(0, 7) + *real, out.swapped++;
-      else out.elsewhere += book.count_in(v);
-    } else if (name == "x-api-key") {
-      if (auto real = book.real_of(v)) v = *real, out.swapped++;
-      else out.elsewhere += book.count_in(v);
-    } else {
-      out.elsewhere += book.count_in(v);
-    }
-    out.head += name + ": " + v + "\r\n";
-  }
-  out.head += "\r\n";
-  return out;
-}
-
 std::int64_t answered_expires_in(std::int64_t real_left_s, std::int64_t refresh_skew_s) {
   return std::max(real_left_s, std::max<std::int64_t>(refresh_skew_s, 0) + 3600);
 }
@@ -168,7 +141,7 @@ TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>
       for (char c : key) if (c != '_') plain += c;
       if (plain != suffix) continue;
       std::string p = restamp_exp(make_placeholder(s.real, random), now_unix + expires_in);
-      book.add(p, s.real);
+      book.add(p, s.real, on_the_wire(s.field));
       return p;
     }
     return nullptr;
@@ -212,8 +185,8 @@ void RequestRewriter::scan_body(std::string_view bytes) {
 RequestRewriter::Status RequestRewriter::start_request(std::string& up) {
   RequestHead head = parse_request_head(pending_);
   if (head.status == RequestHead::Status::bad) return refuse(400, refusal::bad_request, head.why);
-  if (is_websocket(head)) return refuse(426, refusal::websocket_refused, "WebSocket is not offered here; use HTTPS");
   if (head.method == "CONNECT") return refuse(400, refusal::bad_request, "CONNECT inside a tunnel");
+  if (auto no = check_inject_head(head)) return refuse(no->status, no->reason, no->why);
   if (auto why = check_inject_path(rule_, head.method, head.target)) return refuse(403, refusal::inject_path_denied, *why);
   BodyFraming framing;
   if (auto no = request_framing(head, framing)) return refuse(no->status, no->refusal->c_str(), no->why);

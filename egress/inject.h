@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,9 @@ namespace refusal {
 inline constexpr const char* inject_path_denied = "inject_path_denied";  // not on the host's allowlist, or denied
 inline constexpr const char* websocket_refused = "websocket_refused";    // Upgrade: websocket on an inject host (426)
 inline constexpr const char* refresh_limit = "refresh_limit";            // past kMaxRefreshAnswers a session (429)
+inline constexpr const char* inject_method_refused = "inject_method_refused";  // a method the CLIs never use (405)
+inline constexpr const char* credential_repeated = "credential_repeated";  // two Authorization/x-api-key fields (400)
+inline constexpr const char* upgrade_refused = "upgrade_refused";          // Upgrade other than websocket, h2c (426)
 }  // namespace refusal
 
 // The inject or refresh rule of a host (normalised), or nullptr.
@@ -38,7 +42,10 @@ std::optional<std::string> check_inject_path(const InjectHost& rule, const std::
 // intercepted connection shares it, and a refresh answer adds new placeholders.
 class SecretBook {
  public:
-  void add(const std::string& placeholder, const std::string& real);
+  // `wire`: the wall may put `real` on the wire for this placeholder (the access token or API key:
+  // on_the_wire); a refresh or id token's placeholder is only looked for, never swapped.
+  void add(const std::string& placeholder, const std::string& real, bool wire = true);
+  // The real value for a placeholder the wall may swap; nullopt for any other.
   std::optional<std::string> real_of(const std::string& placeholder) const;
   // Placeholders (any of them) occurring in `text`.
   int count_in(std::string_view text) const;
@@ -59,17 +66,37 @@ class SecretBook {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, std::string> real_;  // placeholder → real
+  std::set<std::string> wire_;               // the placeholders real_of answers
   std::size_t longest_ = 0;
   Counts counts_;
 };
+
+// True for a credential field whose value a request needs on the wire (the access token, the API
+// key: "claudeAiOauth.accessToken", "tokens.access_token", "OPENAI_API_KEY"); false for the refresh
+// and id tokens, which only the wall's own token answer stands in for (never forwarded).
+bool on_the_wire(const std::string& field);
+
+// The methods and the hop-by-hop fields of a request on an inject host (egress/inject_head.cc),
+// as the real CLIs were measured to send them (docs/EGRESS.md "Inject mode"): GET and POST;
+// Connection, Keep-Alive, TE, Trailer, Proxy-* dropped from what goes up; Upgrade refused (426:
+// websocket_refused or upgrade_refused), so is HTTP2-Settings; a second Authorization or x-api-key
+// field refused (400): one request, one credential, one swap.
+struct HeadRefusal {
+  int status;
+  const char* reason;
+  std::string why;
+};
+inline constexpr const char* kInjectMethods[] = {"GET", "POST"};
+std::optional<HeadRefusal> check_inject_head(const RequestHead& head);
 
 struct HeadRewrite {
   std::string head;  // what goes upstream
   int swapped = 0;   // placeholders replaced (Authorization: Bearer, x-api-key)
   int elsewhere = 0;  // placeholders seen in the target or other fields (left as they are)
 };
-// The forwarded head: request line as sent, Host from `authority`, the agent's fields but Host,
-// Proxy-*, with the placeholder swapped in `authorization: Bearer P` and `x-api-key: P` only.
+// The forwarded head: request line as sent, Host from `authority`, the agent's fields but Host and
+// the hop-by-hop ones, with a wire placeholder swapped in `authorization: Bearer P` or
+// `x-api-key: P` only (check_inject_head let one of them through at most).
 HeadRewrite rewrite_head(const RequestHead& head, const std::string& authority, const SecretBook& book);
 
 // The token endpoint's answer: fresh placeholders (added to the book) standing for the same real

@@ -177,6 +177,7 @@ class Pump {
 
   void deliver(int stream, const char* data, std::size_t size) {
     OutputSink& sink = stream == 1 ? out_ : err_sink();
+    if (hooks_.on_output) hooks_.on_output(stream, std::string_view(data, size));
     if (sink.gone() || (ending() && full(sink)))
       result_.output_dropped += static_cast<std::int64_t>(size);
     else

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "launcher/podman/attach.h"
 #include "launcher/lifecycle/session.h"
@@ -21,6 +22,7 @@ struct PumpHooks {
   std::function<void()> on_deadline;              // the deadline passed
   std::function<bool()> keep_draining;            // after the container stopped: still deliver?
   std::function<bool()> ending;                   // a kill was sent: read on, drop what cannot go out
+  std::function<void(int stream, std::string_view)> on_output;  // each piece of output (1, 2), as it arrives
 };
 
 struct PumpResult {

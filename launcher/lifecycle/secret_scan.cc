@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "credtable/placeholder.h"
 
 namespace asbx {
 namespace {
@@ -98,6 +99,36 @@ std::vector<std::string> scan_tree(int dir_fd, const std::string& label, const s
   if (dir_fd < 0 || values.empty() || longest(values) == 0) return found;
   walk(dir_fd, label, values, budget, 0, found);
   return found;
+}
+
+std::vector<std::string> exposure_values(const std::vector<std::string>& reals) {
+  std::vector<std::string> out;
+  for (const auto& real : reals)
+    for (auto& form : exposure_forms(real))
+      if (!form.empty() && std::find(out.begin(), out.end(), form) == out.end()) out.push_back(std::move(form));
+  return out;
+}
+
+void OutputScan::arm(std::vector<std::string> values) {
+  values_ = std::move(values);
+  keep_ = values_.empty() ? 0 : longest(values_) - 1;
+}
+
+void OutputScan::feed(int stream, std::string_view bytes) {
+  int i = stream == 2 ? 1 : 0;
+  if (values_.empty() || found_[i] || left_ < 0) return;
+  left_ -= static_cast<std::int64_t>(bytes.size());
+  std::string window = carry_[i];
+  window.append(bytes);
+  found_[i] = holds_any(window, values_);
+  carry_[i] = window.size() > keep_ ? window.substr(window.size() - keep_) : window;
+}
+
+std::vector<std::string> OutputScan::found() const {
+  std::vector<std::string> out;
+  if (found_[0]) out.push_back("(stdout)");
+  if (found_[1]) out.push_back("(stderr)");
+  return out;
 }
 
 }  // namespace asbx

@@ -114,6 +114,7 @@ class Session {
     // The door into the container's own namespace (docs/EGRESS.md); in inject mode the session CA
     // and the placeholders' real values, which only the wall holds.
     egress_.open(pid, plan_, root, home_.swaps());
+    output_scan_.arm(exposure_values(egress_.real_values()));  // inject mode: what the agent prints
     // The catch-all device and the decoys; in kill mode the first trip stops the agent at once.
     tripwire_.arm(pid, plan_, home_.fd(), [this](const std::string&) { init_.kill(); });
   }
@@ -193,13 +194,14 @@ class Session {
   // Inject mode: the real values must be nowhere the agent could reach (secret_scan.h): its HOME,
   // /tmp and /dev/shm, its writable layer, the binds, the environment it was given.
   void scan_for_exposure() {
-    std::vector<std::string> values = egress_.real_values();
+    std::vector<std::string> values = exposure_values(egress_.real_values());
     if (values.empty()) return;
     result_.exposure_scanned = true;
     ScanBudget budget;
     auto found = [&](std::vector<std::string> where) {
       result_.credential_exposed.insert(result_.credential_exposed.end(), where.begin(), where.end());
     };
+    found(output_scan_.found());
     found(scan_tree(home_.fd(), kContainerHome, values, budget));
     for (const auto& [path, fd] : scratch_) found(scan_tree(fd.get(), path, values, budget));
     for (const auto& m : plan_.mounts) {
@@ -221,6 +223,7 @@ class Session {
     for (const auto& [name, value] : plan_.env)
       if (holds_any(value, values)) found({"env " + name});
     if (budget.exhausted) result_.warnings.push_back("the end-of-session secret scan stopped at its bound (200000 files, 2 GiB)");
+    if (output_scan_.exhausted()) result_.warnings.push_back("the secret scan of the agent's output stopped at its bound (1 GiB)");
   }
 
   // The attach stream ended: the container has stopped. podman 4.3's wait can answer 500
@@ -254,6 +257,7 @@ class Session {
     h.keep_draining = [this] {
       return !kill_sent_ && grace_until_ < 0 && (timeout_at_ < 0 || steady_ms() < timeout_at_);
     };
+    h.on_output = [this](int stream, std::string_view bytes) { output_scan_.feed(stream, bytes); };
     return h;
   }
 
@@ -380,6 +384,7 @@ class Session {
   EgressWall egress_;
   ContainerInit init_;  // stops the agent should the service die, or the tripwire trip in kill mode
   Tripwire tripwire_;
+  OutputScan output_scan_;  // inject mode: the agent's stdout/stderr searched for the real values
   bool service_lost_ = false;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;

@@ -39,7 +39,7 @@ InjectParts EgressWall::prepare_inject(const LaunchPlan& plan, const ContainerRo
   if (!dir) throw Error(ErrorKind::egress_unavailable, std::string("cannot open ") + kSessionCaDir + " in the container: " + std::strerror(errno));
   std::string why = write_new_file(dir.get(), "session-ca.pem", ca_->cert_pem(), 0644, false, 0, 0);
   if (!why.empty()) throw Error(ErrorKind::egress_unavailable, std::string("cannot write ") + kSessionCaPath + ": " + why);
-  for (const auto& s : swaps) book_.add(s.placeholder, s.real);
+  for (const auto& s : swaps) book_.add(s.placeholder, s.real, on_the_wire(s.field));
   InjectParts parts{ca_.get(), upstream_, &book_, swaps, 0, 0};
   for (const auto& c : plan.credentials) {
     if (c.mode != "inject" || !c.lifetime.expires_unix) continue;

@@ -268,6 +268,7 @@ class Handler(BaseHTTPRequestHandler):
             "x_api_key": h.get("x-api-key") is not None,
             "user_agent": (h.get("User-Agent") or "")[:120],
             "host": h.get("Host"),
+            "fields": sorted({k.lower() for k in h.keys()}),  # names only: what the wall lets through
         }
         sni = getattr(self.connection, "asbx_sni", None)
         if getattr(self.server, "tls", False):
@@ -317,6 +318,13 @@ class Handler(BaseHTTPRequestHandler):
             rec.update(api="echo_auth")
             self.server.log.write(rec)
             self.send_json({"authorization": self.headers.get("Authorization")})
+            return
+        if self.server.log_secrets and urlsplit(self.path).path == "/v1/echo-headers":
+            # every field as it arrived, values too (test tokens only): what a header-echoing upstream hands back
+            rec = self.base_record()
+            rec.update(api="echo_headers")
+            self.server.log.write(rec)
+            self.send_json({"headers": [[k, v] for k, v in self.headers.items()]})
             return
         self.handle_other(b"")
 
