@@ -15,11 +15,9 @@ namespace {
 const std::string kAccess = "sk-ant-oat01-PLACEHOLDERAAAA", kRefresh = "sk-ant-ort01-PLACEHOLDERBBBB";
 const std::string kRealAccess = "sk-ant-oat01-REALACCESSAAAA", kRealRefresh = "sk-ant-ort01-REALREFRESHBBB";
 
-SecretBook claude_book() {
-  SecretBook book;
+void fill(SecretBook& book) {
   book.add(kAccess, kRealAccess, on_the_wire("claudeAiOauth.accessToken"));
   book.add(kRefresh, kRealRefresh, on_the_wire("claudeAiOauth.refreshToken"));
-  return book;
 }
 
 RequestHead head_of(const std::string& fields, const std::string& line = "GET /v1/models HTTP/1.1") {
@@ -40,7 +38,8 @@ TEST_CASE("inject scope: only the access token and the API key go on the wire") 
 }
 
 TEST_CASE("inject scope: the refresh token's placeholder is never swapped (an echoing upstream sees a placeholder)") {
-  SecretBook book = claude_book();
+  SecretBook book;
+  fill(book);
   CHECK(book.real_of(kAccess) == std::optional<std::string>(kRealAccess));
   CHECK_FALSE(book.real_of(kRefresh));
   HeadRewrite rw = rewrite_head(head_of("Authorization: Bearer " + kRefresh + "\r\n"), "api.anthropic.com", book);
@@ -70,7 +69,8 @@ TEST_CASE("inject scope: a second credential field, an upgrade, a method the CLI
 }
 
 TEST_CASE("inject scope: hop-by-hop fields never go up, and Connection cannot name a field away") {
-  SecretBook book = claude_book();
+  SecretBook book;
+  fill(book);
   HeadRewrite rw = rewrite_head(head_of("Authorization: Bearer " + kAccess + "\r\nConnection: keep-alive, authorization\r\n"
                                         "Keep-Alive: timeout=5\r\nTE: trailers\r\nTrailer: x-a\r\nProxy-Connection: x\r\n"
                                         "Content-Type: application/json\r\n"),
@@ -80,7 +80,8 @@ TEST_CASE("inject scope: hop-by-hop fields never go up, and Connection cannot na
 }
 
 TEST_CASE("inject scope: the rewriter refuses a TRACE before a byte goes up") {
-  SecretBook book = claude_book();
+  SecretBook book;
+  fill(book);
   InjectHost api{"api.anthropic.com", "claude", false, {"/v1/"}, {}, "", ""};
   RequestRewriter rw(api, "api.anthropic.com", book);
   std::string up;
