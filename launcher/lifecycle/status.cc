@@ -19,14 +19,14 @@
 namespace asbx {
 namespace {
 
+using nlohmann::json;
+
 // The warnings carry the agent's names: the record gets them as the caller's terminal does.
 json printable_lines(const std::vector<std::string>& lines) {
   json out = json::array();
   for (const auto& l : lines) out.push_back(printable(l));
   return out;
 }
-
-using nlohmann::json;
 
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 

@@ -18,12 +18,12 @@ HOSTILE = ("x\x1b]52;c;ZWNobyBvd25lZA==\x07\x1b]0;owned\x07\x1b[2K\r\n"
            "agent-sandbox: all checks passed")
 
 
-def plants(victim, fsmonitor, extra=""):
+def plants(victim, fsmonitor, extra="", deep=True):
     """The issue's reproduction: a directory DEEP levels down in objects/, a reflog link to a root-owned
     file, a setuid copy of bash in the workspace, an embedded repository with core.fsmonitor."""
     return AGENT + (
         "C=$(git rev-parse --git-common-dir); B=$(git symbolic-ref --short HEAD)\n" + extra +
-        f"mkdir -p $C/objects/zz/$(printf 'a/%.0s' $(seq {DEEP}))\n"
+        (f"mkdir -p $C/objects/zz/$(printf 'a/%.0s' $(seq {DEEP}))\n" if deep else "") +
         f"rm -f $C/logs/refs/heads/$B && ln -s {victim} $C/logs/refs/heads/$B\n"
         "cp /bin/bash sh && chmod 4755 sh\n"
         f"mkdir emb && git -C emb init -q && git -C emb config core.fsmonitor {fsmonitor}\n"
@@ -50,9 +50,9 @@ class Sweep(HostGit):
                               "-p", "-c", "id -u"], capture_output=True, text=True, timeout=30)
         return out.stdout.strip() or out.stderr.strip()
 
-    def run_plants(self, session_id, extra=""):
+    def run_plants(self, session_id, extra="", deep=True):
         fs = self.trap("fsmonitor")
-        proc, record = self.session(session_id, self.ws, plants(self.victim, fs, extra), mirror=self.mirror.common)
+        proc, record = self.session(session_id, self.ws, plants(self.victim, fs, extra, deep), mirror=self.mirror.common)
         out = proc.stdout.decode().splitlines()
         self.assertEqual(out[-3:], ["4755", str(self.victim), str(fs)], proc.stderr.decode(errors="replace"))
         return proc, record
@@ -89,19 +89,22 @@ class Sweep(HostGit):
         self.assertEqual(self.bash_euid_as_nobody(self.ws / "sh"), str(NOBODY))
 
     def test_past_the_entry_budget_directories_are_set_aside_not_skipped(self):
-        self.limits("max_entries = 40\n")
-        bulk = "mkdir bulk && touch $(seq -f 'bulk/f%g' 60) && mkdir $C/logs/bulk && touch $(seq -f \"$C/logs/bulk/f%g\" 60)\n"
-        proc, record = self.run_plants("sw-entries", bulk)
+        self.limits("max_entries = 60\n")
+        # 100 directories in one: the walk meets the budget inside it, in the workspace and in logs/.
+        bulk = "mkdir bulk $C/logs/bulk && mkdir $(seq -f 'bulk/d%g' 100) $(seq -f \"$C/logs/bulk/d%g\" 100)\n"
+        proc, record = self.run_plants("sw-entries", bulk, deep=False)
         self.assertSessionExited(proc, record)
         git = record["git"]
-        self.assertTrue(any(q["why"] == "past 40 entries in this walk" for q in git["quarantined"]), git)
+        self.assertTrue(any(q["why"] == "past 60 entries in this walk" for q in git["quarantined"]), git)
         self.assertEqual(git["unswept"], [])
         self.assertHarmless(record)
 
     def test_past_the_hard_time_limit_the_session_fails_closed_naming_what(self):
         self.limits('time = "1ms"\n')
-        bulk = "mkdir bulk && for d in $(seq 40); do mkdir bulk/$d && touch $(seq -f \"bulk/$d/f%g\" 200); done\n"
-        proc, record = self.run_plants("sw-time", bulk)
+        # Past the soft limit no directory is entered, but every file is still looked at: 5000 of them
+        # at the top outlast the hard one.
+        bulk = "touch $(seq -f 'f%g' 5000)\n"
+        proc, record = self.run_plants("sw-time", bulk, deep=False)
         self.assertEqual(proc.returncode, CODES["sweep_incomplete"], proc.stderr.decode(errors="replace"))
         self.assertEqual((record["outcome"], record["error_kind"], record["agent_exit_code"]),
                          ("launcher_error", "sweep_incomplete", None))

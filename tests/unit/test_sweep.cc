@@ -4,6 +4,7 @@
 // The real sessions are tests/integration/test_sweep.py.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -55,7 +56,7 @@ TEST_CASE("printable: the one escaping function keeps text and visible UTF-8, tu
   std::string out = printable(kHostile);
   CHECK(clean(out));
   CHECK(out.find('\n') == std::string::npos);
-  CHECK(out == "x?]52;c;ZWNobyBwd25lZA==??]0;owned??[2K??agent-sandbox: all checks passed?31m???");
+  CHECK(out == "x?]52;c;ZWNobyBwd25lZA==??]0;owned??[2K??agent-sandbox: all checks passed??31m?????");
   CHECK(printable("caf\xc3\xa9 \xe2\x80\xa6") == "caf\xc3\xa9 \xe2\x80\xa6");  // é and … stay
   CHECK(printable("\xc0\xaf\xed\xa0\x80") == "?????");                       // overlong, a surrogate
   CHECK(printable(std::string(10, 'a') + "\xe2\x80\xa6", 11) == "aaaaaaaaaa...");  // never cut inside a character
@@ -134,7 +135,7 @@ TEST_CASE("the sweep quarantines what a limit keeps out; past the entry budget n
   CHECK(!r.quarantined.empty());
   for (const auto& x : r.quarantined) {
     CHECK(fs::exists(x.to));
-    CHECK(!fs::exists(t.dir / ("git/" + x.path.substr(2))));
+    CHECK(!fs::exists(t.dir / ("git/logs/" + x.path.substr(2))));
     CHECK(x.to.find("/.asbx-quarantine-") != std::string::npos);
   }
   struct stat st{};
