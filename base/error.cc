@@ -37,6 +37,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::tripwire, 225, "tripwire", "the tripwire ended the session at its first trip (seat config tripwire = \"kill\"), or could not be set up (nothing ran then)"},
       {ErrorKind::credential_exposed, 226, "credential_exposed", "inject mode: a real token value was found inside the container at the session's end (the record names where; the value never)"},
       {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
+      {ErrorKind::sweep_incomplete, 228, "sweep_incomplete", "the check after the session could not sweep or set aside everything the agent left in the workspace or its git dirs (the record's git.unswept names what); do not run git or programs there before removing it"},
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
   };
   return table;

@@ -35,6 +35,7 @@ enum class ErrorKind {
   egress_unavailable,
   tripwire,
   host_git_unavailable,
+  sweep_incomplete,
   attach_refused,
   credential_exposed,
 };

@@ -24,6 +24,16 @@ inline constexpr const char* kGitCopiedFiles[] = {"HEAD", "index", "packed-refs"
 // The most the launcher copies of each (the index of ~500 000 paths); a larger one is refused up front.
 inline constexpr std::int64_t kGitCopyMaxBytes = 64LL << 20;
 
+// The sweep after the agent (launcher/gitguard/walk.h): how deep, how many entries per walk, how
+// long before directories are set aside rather than entered (twice as long: the hard stop).
+// The seat's [git_sweep] table may lower them (plan/config.cc).
+struct GitSweepLimits {
+  int max_depth = 128;
+  std::int64_t max_entries = 2'000'000;
+  std::int64_t ms = 60'000;
+  bool operator==(const GitSweepLimits&) const = default;
+};
+
 struct GitPlan {
   std::string shape;              // "none" (no repository), "plain" (a .git dir), "linked_worktree"
   PinnedDir workspace;            // the workspace (walked: setuid/setgid, nested repositories)
@@ -36,6 +46,7 @@ struct GitPlan {
   std::vector<std::string> copied;    // which of those the host has, copied in before start
   std::vector<PinnedDir> writable;  // objects/ refs/ logs/ (+ the linked gitdir): swept after
   std::size_t hash_len = 20;      // bytes of an object id: 20 (sha1) or 32 (sha256)
+  GitSweepLimits sweep;
   bool operator==(const GitPlan&) const = default;
 };
 

@@ -31,6 +31,14 @@ struct GitStrip {
   bool operator==(const GitStrip&) const = default;
 };
 
+// A directory a limit of the sweep kept out, moved into a quarantine (launcher/gitguard/quarantine.h).
+struct GitQuarantined {
+  std::string path;  // where it was
+  std::string to;    // where it is now
+  std::string why;   // the limit: "deeper than 128 levels", "past N entries in this walk", the time
+  bool operator==(const GitQuarantined&) const = default;
+};
+
 // The record names at most this many of each list; the rest are counted.
 inline constexpr std::size_t kMaxNamedGitEntries = 200;
 
@@ -48,7 +56,9 @@ struct GitReport {
   std::int64_t trees = 0;
   std::int64_t not_loose = 0;     // objects of those commits not stored loose (packed): not read
   std::int64_t ms = 0;
-  std::vector<std::string> stopped;  // why a walk or the history scan stopped early ("" = complete)
+  std::vector<std::string> stopped;  // why the history scan stopped early, what it did not read
+  std::vector<GitQuarantined> quarantined;  // set aside, not live (at most kMaxNamedGitEntries, then failed closed)
+  std::vector<std::string> unswept;  // neither swept nor set aside: the session fails with sweep_incomplete
 
   void remove(GitRemoval r);
   void strip(GitStrip s);

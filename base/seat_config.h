@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/egress_plan.h"
+#include "base/git_plan.h"
 #include "base/state_plan.h"
 #include "base/tripwire_plan.h"
 
@@ -23,6 +24,7 @@ struct SeatConfig {
   // Every permitted root (workspace_roots, plus workspace_root when set; the default alone when
   // neither is set). A workspace is a direct child of one of them.
   std::vector<std::string> workspace_roots;
+  GitSweepLimits git_sweep;                // [git_sweep]: at most the built-in limits
   std::vector<std::string> git_roots;      // default $HOME/cdx-offload/git-common
   std::string runtime_dir;                 // per-session scratch on the seat
   std::string ledger;                      // default $XDG_STATE_HOME/agent-sandbox/ledger.jsonl

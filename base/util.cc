@@ -1,5 +1,6 @@
 #include "base/util.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <sys/stat.h>
 
@@ -40,10 +41,44 @@ std::map<std::string, std::string> environ_map(char* const* entries) {
   return env;
 }
 
+namespace {
+
+// Code points a terminal acts on or that reorder what is shown: C1 controls, the bidirectional
+// marks, embeddings, overrides and isolates, the line and paragraph separators, the BOM.
+bool invisible(unsigned cp) {
+  return cp < 0xa0 || cp == 0xad || cp == 0x61c || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+}
+
+// The length of the well-formed UTF-8 sequence at s[i] when it encodes a visible code point; 0 otherwise.
+std::size_t visible_utf8(const std::string& s, std::size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  unsigned cp = c & (0x7f >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    unsigned char t = static_cast<unsigned char>(s[i + k]);
+    if ((t & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (t & 0x3f);
+  }
+  const unsigned least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || invisible(cp)) return 0;
+  return n;
+}
+
+}  // namespace
+
 std::string printable(const std::string& s, std::size_t max_len) {
   std::string out;
-  for (unsigned char c : s) out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  return out.size() > max_len ? out.substr(0, max_len) + "..." : out;
+  std::size_t i = 0;
+  while (i < s.size() && out.size() <= max_len) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c >= 0x20 && c < 0x7f ? 1 : visible_utf8(s, i);
+    if (out.size() + std::max<std::size_t>(n, 1) > max_len) break;
+    out += n ? s.substr(i, n) : std::string("?");
+    i += n ? n : 1;
+  }
+  return i < s.size() ? out + "..." : out;
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& separator) {

@@ -25,9 +25,12 @@ std::string config_base(const UserFacts& user);
 // without '=' is skipped, a repeated name keeps its last value.
 std::map<std::string, std::string> environ_map(char* const* entries);
 
-// A name the agent chose, fit for a message, the record or a terminal: printable ASCII only
-// (every other byte, a newline or an escape sequence among them, becomes '?'), cut after
-// max_len bytes with "...". No line or colour of the launcher can be forged through it.
+// THE one escaping function for agent-controlled bytes on their way to a terminal or the record
+// (names, paths, hostnames, messages): printable ASCII and well-formed UTF-8 of visible characters
+// stay; every other byte — C0/C1 controls (a newline, ESC, an OSC or CSI sequence), DEL, invalid
+// UTF-8, bidirectional overrides — becomes '?'; cut after max_len bytes with "...". No line,
+// colour, title or clipboard write of the launcher can be forged through it. Every line said on
+// the caller's stderr passes it (launcher/lifecycle/diagnostics.cc), and so do the record's names.
 std::string printable(const std::string& s, std::size_t max_len = 4096);
 
 // parts[0] + separator + parts[1] + ...; "" for no parts.

@@ -18,6 +18,7 @@
 #include "launcher/remote/seat_doctor.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/state/export.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -78,13 +79,13 @@ void print_exit_codes(bool json) {
 
 int usage_error(const std::string& program, const std::string& message, const Request& req) {
   Error e(ErrorKind::usage, message);
-  std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+  std::fprintf(stderr, "%s: %s\n", program.c_str(), printable(e.what()).c_str());
   if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
   return e.exit_code();
 }
 
 int early_error(const std::string& program, const Error& e, const Request& req) {
-  std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+  std::fprintf(stderr, "%s: %s\n", program.c_str(), printable(e.what()).c_str());
   if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));
   return e.exit_code();
 }

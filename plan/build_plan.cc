@@ -173,6 +173,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
     GitMounts git = plan_git(ws, req.git_mirror.value_or(""), seat.git_roots);
     plan.mounts.insert(plan.mounts.end(), git.mounts.begin(), git.mounts.end());
     plan.git = std::move(git.git);
+    plan.git.sweep = seat.git_sweep;
   } else if (req.git_mirror) {
     throw Error(ErrorKind::usage, "--git-mirror needs --workspace (the linked worktree whose mirror it is)");
   }

@@ -50,6 +50,29 @@ void apply_limits(const toml::node& node, const std::string& path, SeatConfig& c
   });
 }
 
+std::int64_t config_duration_ms(const toml::node& n, const std::string& path, const char* key);
+
+// [git_sweep]: the seat may make the sweep after the agent stricter, never laxer (plan/git_plan.h).
+void apply_git_sweep(const toml::node& node, const std::string& path, SeatConfig& c) {
+  const auto* table = node.as_table();
+  if (!table) throw Error(ErrorKind::config, where(path, node) + ": 'git_sweep' must be a table");
+  const GitSweepLimits most;
+  auto bounded = [&](const toml::node& n, const char* key, std::int64_t value, std::int64_t max) {
+    if (value < 1 || value > max)
+      throw Error(ErrorKind::config, where(path, n) + ": '" + key + "' must be between 1 and " + std::to_string(max));
+    return value;
+  };
+  for_each_key(*table, path, {
+      {"max_depth", [&](const toml::node& n) {
+         c.git_sweep.max_depth = static_cast<int>(bounded(n, "max_depth", get_int(n, path, "max_depth"), most.max_depth));
+       }},
+      {"max_entries", [&](const toml::node& n) {
+         c.git_sweep.max_entries = bounded(n, "max_entries", get_int(n, path, "max_entries"), most.max_entries);
+       }},
+      {"time", [&](const toml::node& n) { c.git_sweep.ms = bounded(n, "time", config_duration_ms(n, path, "time"), most.ms); }},
+  });
+}
+
 std::int64_t config_duration_ms(const toml::node& n, const std::string& path, const char* key) {
   try {
     return parse_duration_ms(get_string(n, path, key), key);
@@ -143,6 +166,7 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"network_containers", [&](const toml::node& n) { c.network_containers = get_strings(n, path, "network_containers"); }},
       {"waive_unenforced_limits", [&](const toml::node& n) { c.waive_unenforced_limits = get_bool(n, path, "waive_unenforced_limits"); }},
       {"limits", [&](const toml::node& n) { apply_limits(n, path, c); }},
+      {"git_sweep", [&](const toml::node& n) { apply_git_sweep(n, path, c); }},
       {"egress", [&](const toml::node& n) { c.egress = parse_egress_seat(n, path); }},
       {"credential_horizon", [&](const toml::node& n) { c.credential_horizon_ms = config_duration_ms(n, path, "credential_horizon"); }},
       {"credential_margin", [&](const toml::node& n) { c.credential_margin_ms = config_duration_ms(n, path, "credential_margin"); }},

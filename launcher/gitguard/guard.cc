@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "gitscan/advice.h"
@@ -17,8 +18,8 @@
 namespace asbx {
 namespace {
 
-// The walks and the history scan together; a million files take a few seconds (docs/MOUNTS.md).
-constexpr std::int64_t kScanBudgetMs = 60'000;
+// The history scan's own budget (it informs; the sweep's limits are plan.git.sweep).
+constexpr std::int64_t kHistoryBudgetMs = 30'000;
 
 UniqueFd open_pinned(const PinnedDir& d, ErrorKind kind) {
   UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -62,7 +63,12 @@ void say(const LaunchPlan& plan, const GitReport& r, std::vector<std::string>& w
     warnings.push_back("git: cleared setuid/setgid on " + std::to_string(r.stripped.size()) +
                        " file(s) the agent left (the record's git.setid_stripped names each)");
   for (const auto& n : r.not_copied_back) warnings.push_back("git: " + n);
-  for (const auto& s : r.stopped) warnings.push_back("git: the check after the session is incomplete: " + s);
+  for (const auto& s : r.stopped) warnings.push_back("git: the history scan after the session is incomplete: " + s);
+  for (const auto& q : r.quarantined)
+    warnings.push_back("git: '" + q.path + "' was not examined (" + q.why + "): set aside in '" + q.to +
+                       "', where no git looks and only " + (::geteuid() == 0 ? "root" : "its owner") +
+                       " can reach it; review it there, or remove it");
+  for (const auto& u : r.unswept) warnings.push_back("git: not swept: " + u);
 }
 
 }  // namespace
@@ -116,23 +122,26 @@ void GitGuard::conclude(const LaunchPlan& plan, SessionResult& result) {
   GitReport r;
   r.ran = true;
   r.shape = plan.git.shape;
-  WalkBudget budget;
-  budget.deadline_ms = t0 + kScanBudgetMs;
+  const GitSweepLimits& sweep = plan.git.sweep;
+  WalkLimits limits{sweep.max_depth, sweep.max_entries, t0 + sweep.ms, t0 + 2 * sweep.ms};
+  Quarantine git_q(common_ ? common_.get() : -1, plan.git.common.path), ws_q(workspace_.get(), plan.git.workspace.path);
+  WalkBudget history;
   try {
-    for (std::size_t i = 0; i < writable_.size(); ++i) sweep_git_dir(writable_[i].get(), plan.git.writable[i].path, budget, r);
+    for (std::size_t i = 0; i < writable_.size(); ++i)
+      r.entries += sweep_git_dir(writable_[i].get(), plan.git.writable[i].path, limits, git_q, r);
     GitdirFiles left = tmpfs_.left(plan);
     if (gitdir_) left.merge(worktree_files(plan));
     if (staged_) tmpfs_.copy_back(plan, common_.get(), left, r);
-    scan_workspace(workspace_.get(), plan.git, plan.git.container_workspace, budget, r);
+    r.entries += scan_workspace(workspace_.get(), plan.git, plan.git.container_workspace, limits, ws_q, r);
     if (plan.git.shape == "linked_worktree") find_operation_in_progress(gitdir_.get(), plan.git.gitdir.path, r);
-    if (staged_) scan_git(plan, left, budget, r);
+    history.deadline_ms = steady_ms() + kHistoryBudgetMs;
+    if (staged_) scan_git(plan, left, history, r);
   } catch (const std::exception& e) {
-    r.stopped.push_back(std::string("internal: ") + e.what());
+    r.unswept.push_back(std::string("internal: ") + e.what());
   }
   tmpfs_.close();
   sort_for_the_record(r);
-  if (!budget.stopped.empty()) r.stopped.insert(r.stopped.begin(), budget.stopped);
-  r.entries = budget.entries;
+  if (!history.stopped.empty()) r.stopped.insert(r.stopped.begin(), history.stopped);
   r.ms = steady_ms() - t0;
   say(plan, r, result.warnings);
   result.git = std::move(r);

@@ -132,7 +132,7 @@ int safe_git_main(const std::string& program, const std::string& workspace, cons
   try {
     return run(workspace, mirror, args);
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), printable(e.what()).c_str());
     return e.exit_code();
   }
 }

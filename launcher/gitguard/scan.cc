@@ -18,11 +18,22 @@ constexpr std::int64_t kMaxConfigBytes = 1 << 20;
 constexpr std::int64_t kMaxLinkBytes = 4096;
 constexpr std::size_t kMaxDetail = 200;
 
+// Something the sweep found live and could not make harmless: a finding, and the session fails closed.
+void left(GitReport& report, GitFinding f) {
+  if (report.unswept.size() < kMaxNamedGitEntries) report.unswept.push_back(printable(f.path) + ": " + f.detail);
+  report.find(std::move(f));
+}
+
 void strip(const WalkEntry& e, GitReport& report) {
   if (!S_ISREG(e.st.st_mode) || !(e.st.st_mode & 06000)) return;
   std::string why = strip_setid(e.dirfd, e.name, e.st);
   if (why.empty()) report.strip({e.path, static_cast<unsigned>(e.st.st_mode & 07777), static_cast<unsigned>(e.st.st_mode & 01777)});
-  else report.find({e.path, "setid_left", {}, "setuid/setgid could not be cleared: " + why});
+  else left(report, {e.path, "setid_left", {}, "setuid/setgid could not be cleared: " + why});
+}
+
+std::int64_t walked(const WalkOutcome& out, GitReport& report) {
+  if (!out.unfinished.empty()) report.unswept.push_back(printable(out.unfinished) + ": the walk's hard time limit came first");
+  return out.entries;
 }
 
 // Hooks a git in that repository would run: executable regular files, not git's own *.sample.
@@ -134,23 +145,28 @@ struct WorkspaceWalk {
 
 }  // namespace
 
-void sweep_git_dir(int dir_fd, const std::string& label, WalkBudget& budget, GitReport& report) {
-  walk_beneath(dir_fd, label, budget, [&](const WalkEntry& e) {
-    std::string kind = special_kind(e.st.st_mode);
-    if (kind.empty()) {
-      strip(e, report);
-      return S_ISDIR(e.st.st_mode);
-    }
-    if (::unlinkat(e.dirfd, e.name.c_str(), 0) == 0) report.remove({e.path, kind});
-    else report.find({e.path, kind + "_left", {}, std::string("could not remove it: ") + std::strerror(errno)});
-    return false;
-  });
+std::int64_t sweep_git_dir(int dir_fd, const std::string& label, const WalkLimits& limits, Quarantine& quarantine,
+                           GitReport& report) {
+  WalkEvents events{[&](const WalkEntry& e) {
+                      std::string kind = special_kind(e.st.st_mode);
+                      if (kind.empty()) {
+                        strip(e, report);
+                        return S_ISDIR(e.st.st_mode);
+                      }
+                      if (::unlinkat(e.dirfd, e.name.c_str(), 0) == 0) report.remove({e.path, kind});
+                      else left(report, {e.path, kind + "_left", {}, std::string("could not remove it: ") + std::strerror(errno)});
+                      return false;
+                    },
+                    [&](const WalkEntry& e, const std::string& why) { quarantine.take(e, why, report); }};
+  return walked(walk_tree(dir_fd, label, limits, events), report);
 }
 
-void scan_workspace(int ws_fd, const GitPlan& git, const std::string& container_ws, WalkBudget& budget,
-                    GitReport& report) {
+std::int64_t scan_workspace(int ws_fd, const GitPlan& git, const std::string& container_ws, const WalkLimits& limits,
+                            Quarantine& quarantine, GitReport& report) {
   WorkspaceWalk walk{ws_fd, git, container_ws, report};
-  walk_beneath(ws_fd, git.workspace.path, budget, [&](const WalkEntry& e) { return walk.visit(e); });
+  WalkEvents events{[&](const WalkEntry& e) { return walk.visit(e); },
+                    [&](const WalkEntry& e, const std::string& why) { quarantine.take(e, why, report); }};
+  return walked(walk_tree(ws_fd, git.workspace.path, limits, events), report);
 }
 
 void find_operation_in_progress(int gitdir_fd, const std::string& gitdir, GitReport& report) {

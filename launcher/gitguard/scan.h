@@ -10,13 +10,17 @@
 
 #include "base/git_plan.h"
 #include "base/git_report.h"
+#include "launcher/gitguard/quarantine.h"
 #include "launcher/gitguard/walk.h"
 
 namespace asbx {
 
-void sweep_git_dir(int dir_fd, const std::string& label, WalkBudget& budget, GitReport& report);
-void scan_workspace(int ws_fd, const GitPlan& git, const std::string& container_ws, WalkBudget& budget,
-                    GitReport& report);
+// Each returns the entries it looked at; what a limit kept out goes to `quarantine`
+// (launcher/gitguard/quarantine.h), what stays live to report.unswept.
+std::int64_t sweep_git_dir(int dir_fd, const std::string& label, const WalkLimits& limits, Quarantine& quarantine,
+                           GitReport& report);
+std::int64_t scan_workspace(int ws_fd, const GitPlan& git, const std::string& container_ws, const WalkLimits& limits,
+                            Quarantine& quarantine, GitReport& report);
 // A linked worktree's gitdir: a rebase, cherry-pick or revert the agent left in progress.
 void find_operation_in_progress(int gitdir_fd, const std::string& gitdir, GitReport& report);
 

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "launcher/kube/kube.h"
 #include "launcher/lifecycle/local.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -34,7 +35,7 @@ int kube_main(const std::string& program, const Request& req) {
     std::cout << kube_yaml(plan) << std::flush;
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), printable(e.what()).c_str());
     return e.exit_code();
   }
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <poll.h>
 
+#include "base/util.h"
 #include "launcher/lifecycle/output_sink.h"
 
 namespace asbx {
@@ -51,7 +52,7 @@ void Diagnostics::say(const std::string& line) {
     return;
   }
   if (unsaid_ > 0) say_dropped();
-  enqueue(cut(line));
+  enqueue(cut(printable(line, kMaxLine)));  // the one escaping function: no byte of the agent's acts on the terminal
   write_queued();
 }
 

@@ -63,6 +63,7 @@ class Session {
     // Every ending after start, the container gone (nothing of the agent runs any more):
     // what it left in the workspace and the git dirs is swept and scanned (gitguard/guard.h).
     if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
+    if (!result_.git.unswept.empty()) sweep_incomplete();
     result_.total_ms = steady_ms() - t0;
     return result_;
   }
@@ -189,6 +190,19 @@ class Session {
       record_error(result_, Error(ErrorKind::credential_exposed,
                                   "a real token value was found inside the container at the session's end: " +
                                       join(result_.credential_exposed, ", ") + " (the host's login may have leaked; log in again on the seat)"));
+  }
+
+  // What the agent left could not all be swept or set aside: the session fails closed, unless
+  // another launcher failure already says so (its code stays; the record names both).
+  void sweep_incomplete() {
+    std::string what = join(result_.git.unswept, "; ");
+    if (result_.error_kind) {
+      result_.warnings.push_back("git: the check after the session is incomplete: " + what);
+      return;
+    }
+    record_error(result_, Error(ErrorKind::sweep_incomplete,
+                                "the check after the session could not sweep or set aside what the agent left: " + what +
+                                    "; do not run git or programs in the workspace before removing it"));
   }
 
   // Inject mode: the real values must be nowhere the agent could reach (secret_scan.h): its HOME,

@@ -1,5 +1,7 @@
 #include "launcher/lifecycle/status.h"
 
+#include "base/util.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +20,13 @@ namespace asbx {
 namespace {
 
 using nlohmann::json;
+
+// The warnings carry the agent's names: the record gets them as the caller's terminal does.
+json printable_lines(const std::vector<std::string>& lines) {
+  json out = json::array();
+  for (const auto& l : lines) out.push_back(printable(l));
+  return out;
+}
 
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
@@ -57,7 +66,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"exit_code", r.exit_code},
       {"agent_exit_code", r.agent_exit_code ? json(*r.agent_exit_code) : json(nullptr)},
       {"error_kind", r.error_kind ? json(name_of(*r.error_kind)) : json(nullptr)},
-      {"message", or_null(r.message)},
+      {"message", or_null(printable(r.message))},
       {"failed", r.outcome == "launcher_error" ? json("launcher") : r.outcome == "killed" ? json("killed") : json(nullptr)},
       {"cause", or_null(r.cause)},
       {"signal", r.signal ? json(r.signal) : json(nullptr)},
@@ -77,7 +86,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"network", plan.network},
       {"egress", r.egress},
       {"tripwire", r.tripwire},
-      {"warnings", r.warnings},
+      {"warnings", printable_lines(r.warnings)},
       {"container_id", or_null(r.container_id)},
       {"container_removed", r.container_removed},
       {"started_unix", r.started_unix},
@@ -87,7 +96,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
 
 json early_failure_record(const std::string& id, const Error& error) {
   return {{"id", or_null(id)},          {"outcome", "launcher_error"}, {"exit_code", error.exit_code()},
-          {"agent_exit_code", nullptr}, {"error_kind", name_of(error.kind())}, {"message", error.what()},
+          {"agent_exit_code", nullptr}, {"error_kind", name_of(error.kind())}, {"message", printable(error.what())},
           {"failed", "launcher"},       {"cause", nullptr}};
 }
 

@@ -17,6 +17,7 @@
 #include "launcher/persist/channel.h"
 #include "persist/keys.h"
 #include "persist/wire.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -128,7 +129,7 @@ class Terminal {
     if (code < 0) lost(session_);
     if (x.contains("lines") && x["lines"].is_array())
       for (const auto& line : x["lines"])
-        if (line.is_string()) std::fprintf(stderr, "%s\n", line.get<std::string>().c_str());
+        if (line.is_string()) std::fprintf(stderr, "%s\n", printable(line.get<std::string>()).c_str());
     return code;
   }
 

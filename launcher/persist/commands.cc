@@ -41,7 +41,7 @@ UniqueFd reach(const SeatConfig& seat, const std::string& id) {
 }
 
 int failed(const std::string& program, const char* command, const Error& e) {
-  std::fprintf(stderr, "%s: %s: %s\n", program.c_str(), command, e.what());
+  std::fprintf(stderr, "%s: %s: %s\n", program.c_str(), command, printable(e.what()).c_str());
   return e.exit_code();
 }
 

@@ -98,7 +98,7 @@ int run_persistent(const Request& req, const SeatConfig& seat, LaunchPlan plan, 
     listener = listen_attach(plan.attach_socket);
     first = connect_attach(plan.attach_socket, plan.session_id);  // queued until the supervisor accepts it
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), printable(e.what()).c_str());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(plan.session_id, e));
     return e.exit_code();
   }
@@ -126,7 +126,7 @@ int run_persistent(const Request& req, const SeatConfig& seat, LaunchPlan plan, 
       throw Error(ErrorKind::internal, std::string("cannot start the session's supervisor: fork: ") + std::strerror(errno));
     return attach_terminal(std::move(first), opts.program, plan.session_id);
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), printable(e.what()).c_str());
     return e.exit_code();
   }
 }

@@ -18,6 +18,7 @@
 #include "base/request.h"
 #include "launcher/state/export.h"
 #include "launcher/lifecycle/status.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -194,7 +195,7 @@ int gc_main(const std::string& program, bool json) {
     PodmanApi api(seat.socket);
     std::vector<std::string> removed, skipped;
     int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped, seat.ledger);
-    for (const auto& line : skipped) std::fprintf(stderr, "%s: gc: warning: %s\n", program.c_str(), line.c_str());
+    for (const auto& line : skipped) std::fprintf(stderr, "%s: gc: warning: %s\n", program.c_str(), printable(line).c_str());
     for (auto& line : remove_stale_exports(state_export_area(seat), current_host_facts().now_unix, kStaleExportSeconds))
       removed.push_back(line);
     if (json)
@@ -203,7 +204,7 @@ int gc_main(const std::string& program, bool json) {
     if (failures == 0) return 0;
     throw Error(ErrorKind::internal, std::to_string(failures) + " orphaned container(s) could not be removed");
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: gc: %s\n", program.c_str(), e.what());
+    std::fprintf(stderr, "%s: gc: %s\n", program.c_str(), printable(e.what()).c_str());
     return e.exit_code();
   }
 }
@@ -260,7 +261,7 @@ int ps_main(const std::string& program, bool json) {
     else std::cout << ps_table(out) << std::flush;
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: ps: %s\n", program.c_str(), e.what());
+    std::fprintf(stderr, "%s: ps: %s\n", program.c_str(), printable(e.what()).c_str());
     return e.exit_code();
   }
 }

@@ -85,7 +85,7 @@ void keep_record(SshConnection& conn, const std::string& id) {
 }
 
 int failed(const char* command, const Error& e) {
-  std::fprintf(stderr, "%s: %s: %s\n", kProgram, command, e.what());
+  std::fprintf(stderr, "%s: %s: %s\n", kProgram, command, printable(e.what()).c_str());
   return e.exit_code();
 }
 
@@ -102,7 +102,7 @@ int remote_ps_main(const RemoteOptions& opts, bool as_json) {
         if (!list) throw Error(ErrorKind::ssh_failed, "sandbox-run ps --json gave no list");
         for (auto& e : *list) all.push_back(e);
       } catch (const Error& e) {
-        std::fprintf(stderr, "%s: ps: warning: %s: %s\n", kProgram, host.name.c_str(), e.what());
+        std::fprintf(stderr, "%s: ps: warning: %s: %s\n", kProgram, printable(host.name).c_str(), printable(e.what()).c_str());
       }
     }
     if (as_json) std::cout << all.dump(2) << std::endl;

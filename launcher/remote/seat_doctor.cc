@@ -170,7 +170,7 @@ int seat_doctor_main(const std::string& program, const std::string& registry_pat
     Registry registry = load_registry(registry_path);
     for (const auto& host : registry.hosts) reports.push_back(seat_report(host, probe_seat(host), registry_path));
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: doctor: %s\n", program.c_str(), e.what());
+    std::fprintf(stderr, "%s: doctor: %s\n", program.c_str(), printable(e.what()).c_str());
     return e.exit_code();
   }
   if (as_json) std::cout << seat_doctor_json(reports, registry_path).dump(2) << std::endl;

@@ -18,6 +18,7 @@
 #include "base/beneath.h"
 #include "base/dir_walk.h"
 #include "launcher/state/frames.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
@@ -48,13 +49,13 @@ int state_export_main(const std::string& program, const std::string& id, int wai
     StateReport report;
     walk_state(WalkInput{tree.get(), {""}, seat.state_limits, {}}, sink, report);
     for (const auto& s : report.skipped)
-      std::fprintf(stderr, "%s: state-export: skipped %s: %s\n", program.c_str(), s.path.c_str(), s.reason.c_str());
+      std::fprintf(stderr, "%s: state-export: skipped %s: %s\n", program.c_str(), printable(s.path).c_str(), printable(s.reason).c_str());
     if (!sink.finish()) throw Error(ErrorKind::internal, "state-export: the reader went away before the end");
     std::error_code ignored;
     std::filesystem::remove_all(area + "/" + id, ignored);  // never follows links
     return 0;
   } catch (const Error& e) {
-    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), printable(e.what()).c_str());
     return e.exit_code();
   }
 }

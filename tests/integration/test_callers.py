@@ -52,6 +52,8 @@ NOT_FORCIBLE_HERE = {
                           "seat (the door failing closed is unit-tested in tests/unit/test_egress.cc)",
     "host_git_unavailable": "only `agent-sandbox git` returns it, when /usr/bin/git is missing or cannot be run; this "
                             "seat has git, and a session never runs it",
+    "sweep_incomplete": "only when the sweep after a session can neither sweep nor set aside what the agent left "
+                        "(tests/integration/test_sweep.py forces it with a seat's [git_sweep] time limit)",
     "attach_refused": "only `attach` and `stop` return it, never a session (tests/integration/test_interactive.py)",
     "credential_exposed": "only inject mode's end-of-session scan returns it, when a real token value is found inside "
                           "the container; the agent never holds one (tests/integration/test_inject.py)",
