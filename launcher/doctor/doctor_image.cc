@@ -1,13 +1,12 @@
 #include "launcher/doctor/doctor_image.h"
 
-#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/error.h"
-#include "base/util.h"
 #include "launcher/podman/container_root.h"
 #include "launcher/podman/create_lock.h"
 #include "launcher/podman/podman_api.h"
