@@ -96,6 +96,20 @@ class ImageToolchains(SeatTest):
         self.assertIn("/sandbox/home/.cache/npm\n/sandbox/home/.cache/pnpm-store\n"
                       "/sandbox/home/.cargo /sandbox/home/.cache/pip\n", out)
 
+    def test_the_toolchains_add_no_setuid_program(self):
+        """The kernel surface stays the base's: no setuid/setgid file beyond what debootstrap's
+        minbase has (all useless under no_new_privileges anyway), no file capabilities (getcap prints
+        nothing, or is absent)."""
+        proc = self.seat.run("--id", "img-suid", "--", "bash", "-c",
+                             "find / -xdev -perm /6000 -type f 2>/dev/null | sort; getcap -r / 2>/dev/null")
+        self.assertEqual(proc.stdout.decode().split(), BASE_SETUID)
+
+
+# debootstrap --variant=minbase bookworm's own (tests/integration/test_image.py checks the image adds none).
+BASE_SETUID = ["/usr/bin/chage", "/usr/bin/chfn", "/usr/bin/chsh", "/usr/bin/expiry", "/usr/bin/gpasswd",
+               "/usr/bin/mount", "/usr/bin/newgrp", "/usr/bin/passwd", "/usr/bin/su", "/usr/bin/umount",
+               "/usr/sbin/unix_chkpwd"]
+
 
 class RootlessImageToolchains(RootlessSeatBase):
     def test_every_toolchain_works_offline_in_a_rootless_session(self):
