@@ -9,7 +9,9 @@ import pwd
 import shutil
 import unittest
 
-from harness import IMAGE, SeatTest
+import json
+
+from harness import BASE_IMAGE, CODES, IMAGE, SEAT_RUN, SeatTest, podman
 from test_rootless import USER, RootlessSeatBase
 
 FILES = {
@@ -103,6 +105,40 @@ class ImageToolchains(SeatTest):
         proc = self.seat.run("--id", "img-suid", "--", "bash", "-c",
                              "find / -xdev -perm /6000 -type f 2>/dev/null | sort; getcap -r / 2>/dev/null")
         self.assertEqual(proc.stdout.decode().split(), BASE_SETUID)
+
+
+class DoctorImageContract(SeatTest):
+    """`doctor` reads the configured image the way a session does (docs/IMAGE.md "The image contract")."""
+
+    def doctor(self):
+        proc = self.seat.run("doctor", "--json", exe=SEAT_RUN)
+        return proc, {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+
+    def assertNoProbeLeft(self):
+        left = podman("ps", "-a", "--filter", "name=^asbx-doctor-", "--format", "{{.Names}}").stdout.split()
+        self.assertEqual(left, [], "doctor's probe container was left")
+
+    def test_the_image_meets_the_contract(self):
+        proc, checks = self.doctor()
+        self.assertTrue(checks["image_contract"]["ok"], checks["image_contract"])
+        self.assertEqual(checks["image_contract"]["detail"],
+                         f"{IMAGE} meets the image contract (bash git codex claude, /sandbox/home, /sandbox/workspaces, "
+                         "no ENTRYPOINT)")
+        self.assertEqual(checks["image_tools"]["detail"],
+                         "all present: node npm pnpm bun python3 pip3 pytest cargo rustc cc make gh rg jq")
+        self.assertNoProbeLeft()
+
+    def test_control_the_bare_base_image_fails_it_naming_what_is_missing(self):
+        self.seat.write(self.seat.config_file.read_text().replace(IMAGE, BASE_IMAGE))
+        proc, checks = self.doctor()
+        self.assertEqual(proc.returncode, CODES["seat_preflight"])
+        self.assertFalse(checks["image_contract"]["ok"])
+        self.assertEqual(checks["image_contract"]["detail"],
+                         f"{BASE_IMAGE}: no directory /sandbox/home /sandbox/workspaces; not found or not executable by "
+                         "the agent on /usr/local/bin:/usr/bin:/bin: codex claude")
+        self.assertIn('docs/IMAGE.md "The image contract"', checks["image_contract"]["remedy"])
+        self.assertTrue(checks["image_tools"]["ok"])  # informative only
+        self.assertNoProbeLeft()
 
 
 # debootstrap --variant=minbase bookworm's own (tests/integration/test_image.py checks the image adds none).
