@@ -77,8 +77,9 @@ fi
 if [[ -n $dest ]]; then
   mkdir -p "$dest"
   rm -rf "$dest/pnpm" "$dest/bun"
-  cp -a "$prefix/$PNPM_DIR" "$dest/pnpm"
-  install -m 0755 "$prefix/$BUN_BIN" "$dest/bun"
+  # Hard links when DIR is on the cache's filesystem (podman build only reads them), else copies.
+  cp -al "$prefix/$PNPM_DIR" "$dest/pnpm" 2>/dev/null || cp -a "$prefix/$PNPM_DIR" "$dest/pnpm"
+  ln "$prefix/$BUN_BIN" "$dest/bun" 2>/dev/null || install -m 0755 "$prefix/$BUN_BIN" "$dest/bun"
   cp "$prefix/.complete" "$dest/npm-tools.versions"
   asbx_log "pnpm $PNPM_VERSION and bun $BUN_VERSION ready in $dest"
 fi
