@@ -6,6 +6,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 from harness import BUILD, CODES, LAUNCHER, SeatTest
 
@@ -123,3 +124,27 @@ class BuildboxHarnessTest(SeatTest):
         out = json.loads(proc.stdout)
         self.assertEqual((out["exit_code"], out["passed"], out["record"]["outcome"]), (3, False, "exited"))
         self.assertEqual(out["log_path"], str(self.seat.dir / "cli" / "buildbox-repo-cli.log"))
+
+
+# Dispatched: the same project through a registry to a seat host, in the image the seat loaded.
+from test_dispatched_capture import R2, REGISTRY, SSH, DispatchedCaptureTest  # noqa: E402
+
+
+class BuildboxOnASeat(DispatchedCaptureTest):
+    def test_a_real_projects_suite_on_a_seat_passes_its_code_through(self):
+        """pytest + node --test under make (test_buildbox.PROJECT) in the seat's image."""
+        ws = self.seat_workspace(R2, "bb-calc")
+        for fixed in (False, True):
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, text in project_files(fixed).items():
+                    (pathlib.Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+                    (pathlib.Path(tmp) / name).write_text(text)
+                tar = subprocess.run(["tar", "-C", tmp, "-cf", "-", "."], capture_output=True, check=True).stdout
+            subprocess.run([str(SSH), R2, f"tar -C {ws} -xf -"], input=tar, check=True, timeout=60)
+            sid = self.sid("bb-calc-fixed" if fixed else "bb-calc")
+            result = buildbox.run_tests(ws, "make -s test", str(self.dir / "out"), session_id=sid,
+                                   registry=str(REGISTRY), host=R2, launcher=str(LAUNCHER), env=self.env)
+            log = pathlib.Path(result.log_path).read_text()
+            self.assertEqual((result.exit_code, result.passed), (0, True) if fixed else (2, False), log)
+            self.assertIn("2 passed" if fixed else "1 failed, 1 passed", log)
+            self.assertEqual((result.record["seat"], result.record["agent_exit_code"]), (R2, result.exit_code))

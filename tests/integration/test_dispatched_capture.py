@@ -417,26 +417,6 @@ class BuildboxDispatched(DispatchedCaptureTest):
         self.assertEqual((json.loads(out.stdout)["passed"], json.loads(out.stdout)["record"]["seat"]), (False, R2))
 
 
-    def test_a_real_projects_suite_on_a_seat_passes_its_code_through(self):
-        """pytest + node --test under make (test_buildbox.PROJECT) in the seat's image."""
-        from test_buildbox import project_files
-        ws = self.seat_workspace(R2, "bb-calc")
-        for fixed in (False, True):
-            with tempfile.TemporaryDirectory() as tmp:
-                for name, text in project_files(fixed).items():
-                    (pathlib.Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
-                    (pathlib.Path(tmp) / name).write_text(text)
-                tar = subprocess.run(["tar", "-C", tmp, "-cf", "-", "."], capture_output=True, check=True).stdout
-            subprocess.run([str(SSH), R2, f"tar -C {ws} -xf -"], input=tar, check=True, timeout=60)
-            sid = self.sid("bb-calc-fixed" if fixed else "bb-calc")
-            result = asb.run_tests(ws, "make -s test", str(self.dir / "out"), session_id=sid,
-                                   registry=str(REGISTRY), host=R2, launcher=str(LAUNCHER), env=self.env)
-            log = pathlib.Path(result.log_path).read_text()
-            self.assertEqual((result.exit_code, result.passed), (0, True) if fixed else (2, False), log)
-            self.assertIn("2 passed" if fixed else "1 failed, 1 passed", log)
-            self.assertEqual((result.record["seat"], result.record["agent_exit_code"]), (R2, result.exit_code))
-
-
 class InstalledPackage(DispatchedCaptureTest):
     """The library as the .deb installs it, on a seat host provisioned from that .deb (nothing of
     this tree is on the seat), then used there: a local session of the seat's own launcher."""
