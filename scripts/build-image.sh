@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the agent image $ASBX_IMAGE from Containerfile on top of the local debootstrap base.
+# Build the agent image $ASBX_IMAGE from Containerfile on top of the toolchain image.
 #
 #   scripts/build-image.sh [--force] [--rootless-user USER]
 #
@@ -7,12 +7,13 @@
 #   --rootless-user USER  also copy the image into USER's rootless podman storage
 #                         (podman save | runuser -u USER -- podman load) when missing or stale
 #
-# Steps: build-base.sh (base image), agent-clis.sh (codex + claude binaries into a minimal build
-# context: a temp dir holding only the Containerfile inputs, never the repo), then podman build.
-# The build is skipped when the input hash — Containerfile + agent-clis.versions (versions and
-# sha256 of both binaries) + base image id — equals the label org.agent-sandbox.input-hash on the
-# existing image. The image is built under a temporary tag and tagged only when complete.
-# The build runs with --network none: the local base already has everything the RUN steps need.
+# Steps: build-toolchains.sh (debootstrap base + pinned Debian toolchains), npm-tools.sh (pnpm,
+# bun) and agent-clis.sh (codex + claude binaries) into a minimal build context (a temp dir
+# holding only the Containerfile inputs, never the repo), then podman build. The build is
+# skipped when the input hash — Containerfile + agent-clis.versions + npm-tools.versions +
+# toolchain image id — equals the label org.agent-sandbox.input-hash on the existing image. The
+# image is built under a temporary tag and tagged only when complete. This build runs with
+# --network none: the toolchain image and the context hold everything its steps need.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --rootless-user)
       [[ $# -ge 2 && -n $2 ]] || asbx_die "--rootless-user needs a user name"
       rootless_user=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) asbx_die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -51,15 +52,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# 1. Base image (its own cache; ~0.2 s when up to date). Its output goes to stderr.
-"$ASBX_ROOT/scripts/build-base.sh" >&2 || asbx_die "build-base.sh failed"
-base_id=$(podman image inspect --format '{{.Id}}' "$ASBX_BASE_IMAGE") ||
-  asbx_die "base image $ASBX_BASE_IMAGE missing after build-base.sh"
+# 1. Base + toolchain images (their own caches; < 1 s when up to date). Output goes to stderr.
+"$ASBX_ROOT/scripts/build-toolchains.sh" >&2 || asbx_die "build-toolchains.sh failed"
+base_id=$(podman image inspect --format '{{.Id}}' "$ASBX_TOOLCHAINS_IMAGE") ||
+  asbx_die "toolchain image $ASBX_TOOLCHAINS_IMAGE missing after build-toolchains.sh"
 
 # 2. Minimal build context on the cache's filesystem (the CLI binaries are hard-linked in).
 mkdir -p "$ASBX_CACHE"
 ctx=$(mktemp -d "$ASBX_CACHE/.build-ctx.XXXXXX")
 "$ASBX_ROOT/scripts/agent-clis.sh" --dest "$ctx" >&2 || asbx_die "agent-clis.sh failed"
+"$ASBX_ROOT/scripts/npm-tools.sh" --dest "$ctx" >&2 || asbx_die "npm-tools.sh failed"
 cp "$ASBX_ROOT/Containerfile" "$ctx/Containerfile"
 
 # 3. Input hash; skip when the image already carries it.
@@ -67,6 +69,7 @@ input_hash=$(
   {
     printf 'containerfile %s\n' "$(sha256sum < "$ctx/Containerfile" | cut -d' ' -f1)"
     printf 'agent-clis %s\n' "$(sha256sum < "$ctx/agent-clis.versions" | cut -d' ' -f1)"
+    printf 'npm-tools %s\n' "$(sha256sum < "$ctx/npm-tools.versions" | cut -d' ' -f1)"
     printf 'base %s\n' "$base_id"
   } | sha256sum | cut -d' ' -f1
 )
@@ -80,11 +83,11 @@ else
   [[ -n $have ]] && asbx_log "$ASBX_IMAGE has input hash ${have:0:16}, want ${input_hash:0:16}: rebuilding"
   old_id=$(podman image inspect --format '{{.Id}}' "$ASBX_IMAGE" 2>/dev/null || true)
   tmp_tag=${ASBX_IMAGE%:*}-building:$$
-  asbx_log "podman build $ASBX_IMAGE (base $ASBX_BASE_IMAGE ${base_id:0:12})"
+  asbx_log "podman build $ASBX_IMAGE (base $ASBX_TOOLCHAINS_IMAGE ${base_id:0:12})"
   start=$SECONDS
   # Build output (step log) goes to stderr; --iidfile gives the id without parsing it.
   podman build --pull=never --network=none --layers \
-    --build-arg "BASE=$ASBX_BASE_IMAGE" \
+    --build-arg "BASE=$ASBX_TOOLCHAINS_IMAGE" \
     --label "$HASH_LABEL=$input_hash" \
     --iidfile "$ctx/.iid" \
     -t "$tmp_tag" -f "$ctx/Containerfile" "$ctx" >&2 || asbx_die "podman build failed"

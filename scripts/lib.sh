@@ -10,9 +10,10 @@ ASBX_RUN=${ASBX_RUN:-/run/agent-sandbox}
 ASBX_SOCKET=$ASBX_RUN/podman.sock
 # containers.conf for every podman this project starts (runc: crun refuses hybrid cgroups here).
 export CONTAINERS_CONF=$ASBX_ROOT/scripts/containers.conf
-# Image names.
-ASBX_BASE_IMAGE=localhost/agent-sandbox-base:bookworm
-ASBX_IMAGE=localhost/agent-sandbox:latest
+# Image names (override to build a variant beside the shared tags).
+ASBX_BASE_IMAGE=${ASBX_BASE_IMAGE:-localhost/agent-sandbox-base:bookworm}
+ASBX_TOOLCHAINS_IMAGE=${ASBX_TOOLCHAINS_IMAGE:-localhost/agent-sandbox-toolchains:bookworm}
+ASBX_IMAGE=${ASBX_IMAGE:-localhost/agent-sandbox:latest}
 ASBX_SEAT_IMAGE=${ASBX_SEAT_IMAGE:-localhost/agent-sandbox-seat:bookworm}  # another tag: a private seat image
 # The unprivileged user used for rootless runs on this machine.
 ASBX_ROOTLESS_USER=asbx-rootless

@@ -11,6 +11,7 @@
 
 #include "plan/config.h"
 #include "launcher/doctor/doctor_credentials.h"
+#include "launcher/doctor/doctor_image.h"
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/podman/podman_api.h"
@@ -95,6 +96,7 @@ void check_podman(const SeatConfig& seat, const UserFacts& user, std::vector<Doc
   out.push_back(check("image", present, seat.image + (present ? " is present" : " is missing"),
                       "podman load -i agent-image.tar (scripts/seat-host/image-archive.sh makes it) or "
                       "scripts/build-image.sh"));
+  if (present) check_image_contract(seat, user, out);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `agent-sandbox doctor` / `sandbox-run doctor`: a checklist of what a session on this seat
 // needs, each failed line with its exact remedy. The checks only read, except that a
-// stopped rootless podman.socket is started, as a session would.
+// stopped rootless podman.socket is started, as a session would, and that the image check
+// creates and initialises (never starts) one container, removed at once (doctor_image.h).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

@@ -70,6 +70,15 @@ bool PodmanApi::image_exists(const std::string& image) {
                                                  api_message(r.body));
 }
 
+nlohmann::json PodmanApi::image_inspect(const std::string& image) {
+  Reply r = call("GET", "/images/" + url_escape(image) + "/json");
+  if (r.status == 404) throw Error(ErrorKind::image_missing, "image '" + image + "' is not present on the seat");
+  if (r.status != 200)
+    throw Error(ErrorKind::podman_unreachable, "podman API: image inspect answered " + std::to_string(r.status) + ": " +
+                                                   api_message(r.body));
+  return nlohmann::json::parse(r.body, nullptr, false);
+}
+
 Created PodmanApi::create(const nlohmann::json& body) {
   Reply r = call("POST", "/containers/create", body.dump());
   if (r.status != 201)

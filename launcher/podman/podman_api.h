@@ -24,6 +24,7 @@ class PodmanApi {
   void ping();                                  // throws podman_unreachable (cheap: /_ping)
   nlohmann::json info();                        // slow (host and storage stats): doctor only
   bool image_exists(const std::string& image);
+  nlohmann::json image_inspect(const std::string& image);  // throws image_missing (404), podman_unreachable
   Created create(const nlohmann::json& body);   // throws create_failed
   void init(const std::string& id);             // throws start_failed
   void start(const std::string& id);            // throws start_failed

@@ -19,8 +19,8 @@ BUILD = pathlib.Path(os.environ.get("ASBX_BUILD", ROOT / "build"))
 LAUNCHER = BUILD / "agent-sandbox"
 SEAT_RUN = BUILD / "sandbox-run"
 SOCKET = os.environ.get("ASBX_SOCKET", "/run/agent-sandbox/podman.sock")
-IMAGE = "localhost/agent-sandbox:latest"
-BASE_IMAGE = "localhost/agent-sandbox-base:bookworm"
+IMAGE = os.environ.get("ASBX_IMAGE", "localhost/agent-sandbox:latest")  # scripts/lib.sh's names
+BASE_IMAGE = os.environ.get("ASBX_BASE_IMAGE", "localhost/agent-sandbox-base:bookworm")
 CONTAINERS_CONF = str(ROOT / "scripts" / "containers.conf")
 MUST_WORK = os.environ.get("CI") == "true" or os.environ.get("ASBX_MUST_WORK") == "1"
 CODES = {row["name"]: row["code"] for row in json.loads(

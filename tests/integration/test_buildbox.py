@@ -6,6 +6,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 from harness import BUILD, CODES, LAUNCHER, SeatTest
 
@@ -24,6 +25,28 @@ echo "1 passed, 1 failed"; exit 3
 """
 
 
+# A real project's test suite (the image's toolchains, docs/IMAGE.md): a Python package tested by
+# pytest and a node module by `node --test`, driven by make. One assertion is wrong until fixed.
+PROJECT = {
+    "Makefile": "test:\n\tnode --test js/\n\tpython3 -B -m pytest -q -p no:cacheprovider tests\n",
+    "calc/__init__.py": "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b + BUG\n",
+    "tests/test_calc.py": "import sys, os\nsys.path.insert(0, os.getcwd())\nfrom calc import add, mul\n\n"
+                          "def test_add():\n    assert add(2, 2) == 4\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    "js/sum.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                      "test('sum', () => assert.strictEqual([1, 2, 3].reduce((a, b) => a + b), 6));\n",
+}
+
+
+def project_files(fixed):
+    return {name: text.replace(" + BUG", "" if fixed else " + 1") for name, text in PROJECT.items()}
+
+
+def write_project(repo, fixed):
+    for name, text in project_files(fixed).items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+
+
 class BuildboxHarnessTest(SeatTest):
     def repo(self, name="repo-7"):
         repo = self.seat.workspaces / name
@@ -34,8 +57,8 @@ class BuildboxHarnessTest(SeatTest):
             os.chown(p, AGENT_UID, AGENT_UID)
         return repo
 
-    def run_tests(self, repo, **kw):
-        return buildbox.run_tests(repo, "./run-tests", self.seat.dir / "out", launcher=str(LAUNCHER),
+    def run_tests(self, repo, command="./run-tests", **kw):
+        return buildbox.run_tests(repo, command, self.seat.dir / "out", launcher=str(LAUNCHER),
                                   env=self.seat.env(), **kw)
 
     def test_failing_tests_hand_back_their_code_log_and_record(self):
@@ -61,6 +84,25 @@ class BuildboxHarnessTest(SeatTest):
         self.assertIn("2 passed\n", pathlib.Path(result.log_path).read_text())  # streams interleave freely
         self.assertNoContainer("bb-pass")
 
+    def test_a_real_projects_suite_runs_in_the_image_and_its_code_passes_through(self):
+        repo = self.seat.workspaces / "calc"
+        repo.mkdir()
+        write_project(repo, fixed=False)
+        for p in [repo, *repo.rglob("*")]:
+            os.chown(p, AGENT_UID, AGENT_UID)
+        result = self.run_tests(repo, "make -s test", session_id="bb-calc")
+        log = pathlib.Path(result.log_path).read_text()
+        self.assertEqual((result.exit_code, result.passed), (2, False), log)  # make: a recipe failed
+        self.assertIn("# pass 1", log)  # node --test ran first and passed
+        self.assertIn("1 failed, 1 passed", log)  # pytest's summary
+        self.assertEqual(result.record["agent_exit_code"], 2)
+        write_project(repo, fixed=True)
+        result = self.run_tests(repo, "make -s test", session_id="bb-calc-fixed")
+        log = pathlib.Path(result.log_path).read_text()
+        self.assertEqual((result.exit_code, result.passed), (0, True), log)
+        self.assertIn("2 passed", log)
+        self.assertNoContainer("bb-calc-fixed")
+
     def test_a_repository_outside_the_workspace_root_raises_and_runs_nothing(self):
         outside = self.seat.dir / "elsewhere"
         outside.mkdir()
@@ -82,3 +124,27 @@ class BuildboxHarnessTest(SeatTest):
         out = json.loads(proc.stdout)
         self.assertEqual((out["exit_code"], out["passed"], out["record"]["outcome"]), (3, False, "exited"))
         self.assertEqual(out["log_path"], str(self.seat.dir / "cli" / "buildbox-repo-cli.log"))
+
+
+# Dispatched: the same project through a registry to a seat host, in the image the seat loaded.
+from test_dispatched_capture import R2, REGISTRY, SSH, DispatchedCaptureTest  # noqa: E402
+
+
+class BuildboxOnASeat(DispatchedCaptureTest):
+    def test_a_real_projects_suite_on_a_seat_passes_its_code_through(self):
+        """pytest + node --test under make (test_buildbox.PROJECT) in the seat's image."""
+        ws = self.seat_workspace(R2, "bb-calc")
+        for fixed in (False, True):
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, text in project_files(fixed).items():
+                    (pathlib.Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+                    (pathlib.Path(tmp) / name).write_text(text)
+                tar = subprocess.run(["tar", "-C", tmp, "-cf", "-", "."], capture_output=True, check=True).stdout
+            subprocess.run([str(SSH), R2, f"tar -C {ws} -xf -"], input=tar, check=True, timeout=60)
+            sid = self.sid("bb-calc-fixed" if fixed else "bb-calc")
+            result = buildbox.run_tests(ws, "make -s test", str(self.dir / "out"), session_id=sid,
+                                   registry=str(REGISTRY), host=R2, launcher=str(LAUNCHER), env=self.env)
+            log = pathlib.Path(result.log_path).read_text()
+            self.assertEqual((result.exit_code, result.passed), (0, True) if fixed else (2, False), log)
+            self.assertIn("2 passed" if fixed else "1 failed, 1 passed", log)
+            self.assertEqual((result.record["seat"], result.record["agent_exit_code"]), (R2, result.exit_code))

@@ -173,12 +173,12 @@ class Preflight(unittest.TestCase):
         proc = ssh("sandbox-run doctor")
         self.assertEqual(proc.returncode, 0, proc.stdout)
         print("\n" + proc.stdout.decode())
-        self.assertIn(b"\n14 passed, 0 failed\n", proc.stdout)
+        self.assertIn(b"\n16 passed, 0 failed\n", proc.stdout)
         report = json.loads(ssh("sandbox-run doctor --json").stdout)
         self.assertTrue(report["ok"])
         self.assertEqual([c["name"] for c in report["checks"]],
                          ["seat_config", "no_new_privs", "linger", "runtime_dir", "user_bus", "podman_socket", "image",
-                          "subuid", "subgid", "cgroup", "limits",
+                          "image_contract", "image_tools", "subuid", "subgid", "cgroup", "limits",
                           # the package's credential table: one line per runtime, its credential and time left
                           "cred:codex", "cred:claude", "cred:cursor-agent"])
 

@@ -24,7 +24,9 @@ def rootless_socket():
     return uid, f"/run/user/{uid}/podman/podman.sock"
 
 
-class RootlessSeat(unittest.TestCase):
+class RootlessSeatBase(unittest.TestCase):
+    """A private seat config for the rootless user, and its launcher run as that user."""
+
     def setUp(self):
         self.uid, self.socket = rootless_socket()
         if self.uid is None or not os.path.exists(self.socket):
@@ -37,13 +39,13 @@ class RootlessSeat(unittest.TestCase):
             shutil.chown(path, USER, USER)
         self.home = pwd.getpwnam(USER).pw_dir
 
-    def run_as_user(self, *args, extra_env=()):
+    def run_as_user(self, *args, extra_env=(), timeout=180):
         status = self.seat.dir / "status.json"
         env = ["HOME=" + self.home, "PATH=/usr/bin:/bin", f"XDG_RUNTIME_DIR=/run/user/{self.uid}",
                f"XDG_CONFIG_HOME={self.seat.config_home}", f"XDG_STATE_HOME={self.seat.state_home}", "LANG=C.UTF-8", *extra_env]
         proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(self.launcher),
                                "--status-file", str(status), *args],
-                              capture_output=True, timeout=180, cwd="/")
+                              capture_output=True, timeout=timeout, cwd="/")
         record = json.loads(status.read_text()) if status.exists() else None
         return proc, record
 
@@ -52,6 +54,8 @@ class RootlessSeat(unittest.TestCase):
                      socket=self.socket).stdout
         return out.split()
 
+
+class RootlessSeat(RootlessSeatBase):
     def test_unenforced_limits_are_refused_without_a_waiver(self):
         proc, record = self.run_as_user("--id", "rl-refused", "--", "bash", "-c", "touch /tmp/x; echo ran")
         message = ('podman will not enforce the memory/pids/cpu limits on this seat ("Resource limits are not '
