@@ -18,6 +18,7 @@
 #include "launcher/lifecycle/mount_access.h"
 #include "launcher/podman/podman_api.h"
 #include "launcher/lifecycle/pump.h"
+#include "launcher/lifecycle/seccomp_file.h"
 #include "launcher/lifecycle/secret_scan.h"
 #include "launcher/podman/service_loss.h"
 #include "launcher/podman/spec.h"
@@ -70,6 +71,7 @@ class Session {
  private:
   void prepare() {
     git_.pin(plan_);  // the validated dirs by fd, before anything exists
+    write_seccomp_profile(plan_.seccomp);  // the project's profile, where the create body names it
     if (!timed("image", [&] { return api_.image_exists(plan_.image); }))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
