@@ -26,12 +26,14 @@ const std::vector<SeccompRow>& seccomp_table() {
       {"keyrings", {"keyctl", "add_key", "request_key"}, SeccompMatch::always, EPERM, true,
        "the kernel keyring is not namespaced: the host user's keys (Kerberos tickets, fscrypt keys) are reachable",
        "Docker, Flatpak, Chrome"},
+      // Before socket's rows: libseccomp turns socket's per-argument rules into socketcall rules on
+      // i386, and a whole-socketcall rule after them conflicts (runc: "file exists").
+      {"sockets", {"socketcall"}, SeccompMatch::always, EPERM, true,
+       "the i386 multiplexer hides socket's family from the filter; 64-bit programs never call it", "Chrome"},
       {"sockets", {"socket"}, SeccompMatch::socket_family, EAFNOSUPPORT, true,
        "families no agent needs and exploits like: AF_PACKET (packet_socket), AF_ALG (Copy Fail CVE-2026-31431), "
        "AF_VSOCK (CVE-2021-26708), AF_TIPC, AF_RDS, AF_XDP, netlink other than route (NETLINK_NETFILTER: nf_tables)",
        "Docker (AF_ALG, AF_VSOCK), Flatpak, Chrome"},
-      {"sockets", {"socketcall"}, SeccompMatch::always, EPERM, true,
-       "the i386 multiplexer hides socket's family from the filter; 64-bit programs never call it", "Chrome"},
       {"ptrace", {"ptrace", "process_vm_readv", "process_vm_writev"}, SeccompMatch::always, EPERM, true,
        "no CLI or workload here traces (measured); a tracer reads and writes other processes of the session "
        "(CVE-2019-13272)",

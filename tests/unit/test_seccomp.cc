@@ -111,3 +111,16 @@ TEST_CASE("seccomp: the plan names the profile by its digest; a missing default 
     CHECK(e.exit_code() == 233);
   }
 }
+
+TEST_CASE("seccomp: socketcall is refused before socket's rules (runc refuses the other order)") {
+  json out = render_seccomp_profile(json::parse(fixture_text()));
+  int socketcall = -1, first_socket = -1, i = 0;
+  for (const auto& e : out["syscalls"]) {
+    if (names(e, "socketcall") && socketcall < 0) socketcall = i;
+    if (names(e, "socket") && first_socket < 0) first_socket = i;
+    ++i;
+  }
+  REQUIRE(socketcall >= 0);
+  REQUIRE(first_socket >= 0);
+  CHECK(socketcall < first_socket);
+}
