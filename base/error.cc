@@ -2,7 +2,7 @@
 
 namespace asbx {
 
-// The one table. Launcher codes are taken from the block 200-231 reserved for them
+// The one table. Launcher codes are taken from the block 200-239 reserved for them
 // (docs/EXIT-CODES.md; test_errors.cc keeps every row inside it, not every code of it is
 // used): clear of 0-2, of 126/127 and of 128+N for the signals (N <= 64), so an agent's
 // own code is rarely mistaken for ours; the status record's error_kind removes the
