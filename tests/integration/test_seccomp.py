@@ -46,7 +46,7 @@ set -euo pipefail
 export HOME=$(mktemp -d) GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@b GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@b
 cd "$(mktemp -d)"
 git init -q . && for i in $(seq 1 20); do echo "$i" > "f$i"; git add "f$i"; git commit -qm "c$i"; done
-git log --oneline | wc -l | grep -qx 20 && git gc -q && git fsck -q
+git log --oneline | wc -l | grep -qx 20 && git gc -q && git fsck --no-progress
 perl -e 'use strict; my %h = map { $_ => $_ * 2 } 1..1000; print scalar(keys %h), "\n"' | grep -qx 1000
 seq 1 100000 | sort -r | uniq | wc -l | grep -qx 100000
 ps -eo pid,comm >/dev/null
