@@ -11,7 +11,7 @@ struct SeccompPlan {
   std::string base_digest;  // sha256 of that file as read
   std::string text;         // the rendered profile (JSON)
   std::string digest;       // sha256 of `text`
-  std::string path;         // <runtime_dir>/seccomp/<digest>.json
+  std::string path;         // <runtime_dir>/seccomp-<session>-<digest>.json (gone once podman has read it)
   bool operator==(const SeccompPlan&) const = default;
 };
 

@@ -15,9 +15,10 @@ chmod 755 "$tmp"
 mkdir -p "$tmp/cfg/agent-sandbox" "$tmp/run"
 printf 'socket = "%s"\nimage = "%s"\nledger = "%s/ledger.jsonl"\nruntime_dir = "%s/run"\n' \
   "$ASBX_SOCKET" "$ASBX_IMAGE" "$tmp" "$tmp" >"$tmp/cfg/agent-sandbox/seat.toml"
-# The session's own profile, as the launcher writes it (one session), and the probe, built static.
-XDG_CONFIG_HOME=$tmp/cfg "$ASBX_BUILD/agent-sandbox" -- true
-profile=$(ls "$tmp"/run/seccomp/*.json)
+# The sessions' profile as this seat renders it, and the probe, built static.
+profile=$tmp/profile.json
+"$ASBX_BUILD/agent-sandbox" seccomp-profile >"$profile" 2>/dev/null
+chmod 644 "$profile"
 gcc -static -O1 -o "$tmp/seccomp_probe" "$ASBX_ROOT/tests/integration/probes/seccomp_probe.c" -lpthread
 run="podman --url unix://$ASBX_SOCKET run --rm --network none --cap-drop=ALL --security-opt=no-new-privileges --user 1000:1000 -e AGENT_SANDBOX_SESSION=bench -v $tmp:/b:ro"
 hyperfine --warmup 1 --runs "$runs" --export-json "$tmp/h.json" \

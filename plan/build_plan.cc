@@ -187,7 +187,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   // The seat's installed podman default, tightened (seccomp/table.h). Facts made in code (unit
   // tests) name no default: no profile then, and the session refuses to create (session.cc).
   if (!facts.seccomp_default_path.empty())
-    plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir);
+    plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id);
   plan.labels = session_labels(plan, user, facts);
   if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
   return plan;

@@ -111,7 +111,8 @@ json render_seccomp_profile(const json& base) {
   return out;
 }
 
-SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir) {
+SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
+                         const std::string& session_id) {
   std::string where = "the seat's podman default seccomp profile '" + base_path + "'";
   if (base_text.empty()) throw Error(ErrorKind::seccomp_unavailable, where + " is missing or empty; nothing was created");
   json base = json::parse(base_text, nullptr, false);
@@ -124,7 +125,7 @@ SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_t
   plan.base_path = base_path;
   plan.base_digest = sha256_hex(base_text);
   plan.digest = sha256_hex(plan.text);
-  plan.path = runtime_dir + "/seccomp/" + plan.digest + ".json";
+  plan.path = runtime_dir + "/seccomp-" + session_id + "-" + plan.digest + ".json";
   return plan;
 }
 

@@ -16,7 +16,9 @@ namespace asbx {
 // `base` is no profile (no defaultAction or no syscalls list).
 nlohmann::json render_seccomp_profile(const nlohmann::json& base);
 
-// The plan's part: `base_text` is the default's content as read from `base_path` ("" = unreadable).
-SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir);
+// The plan's part: `base_text` is the default's content as read from `base_path` ("" = unreadable);
+// the file is the session's own, in the runtime dir, named by the session and the digest.
+SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
+                         const std::string& session_id);
 
 }  // namespace asbx

@@ -8,5 +8,8 @@ namespace asbx {
 
 // Throws Error(seccomp_unavailable) when the plan has no profile or it cannot be written.
 void write_seccomp_profile(const SeccompPlan& seccomp);
+// podman reads the profile at create and keeps it in the container's spec: the file goes then
+// (and on every failure of create), so a session leaves nothing in the runtime dir.
+void remove_seccomp_profile(const SeccompPlan& seccomp);
 
 }  // namespace asbx

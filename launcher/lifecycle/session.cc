@@ -71,7 +71,6 @@ class Session {
  private:
   void prepare() {
     git_.pin(plan_);  // the validated dirs by fd, before anything exists
-    write_seccomp_profile(plan_.seccomp);  // the project's profile, where the create body names it
     if (!timed("image", [&] { return api_.image_exists(plan_.image); }))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
@@ -91,6 +90,11 @@ class Session {
   Created create() {
     std::optional<CreateLock> turn;
     if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
+    write_seccomp_profile(plan_.seccomp);  // the project's profile, where the create body names it
+    struct Gone {
+      const SeccompPlan& s;
+      ~Gone() { remove_seccomp_profile(s); }  // read by podman at create: no longer needed
+    } gone{plan_.seccomp};
     return api_.create(create_body(plan_));
   }
 

@@ -141,7 +141,7 @@ class SeccompProbe(SeatTest):
         self.assertEqual(s["base"], "/usr/share/containers/seccomp.json")
         self.assertRegex(s["digest"], r"^sha256:[0-9a-f]{64}$")
         self.assertEqual(plan["create_body"]["seccomp_profile_path"],
-                         f"{self.seat.dir}/run/seccomp/{s['digest'][7:]}.json")
+                         f"{self.seat.dir}/run/seccomp-{plan['session_id']}-{s['digest'][7:]}.json")
 
     def seat_socket(self):
         from harness import SOCKET

@@ -92,20 +92,20 @@ TEST_CASE("seccomp: clone without CLONE_NEW*, the allowed socket families, netli
 }
 
 TEST_CASE("seccomp: the plan names the profile by its digest; a missing default refuses to plan") {
-  SeccompPlan p = plan_seccomp("/usr/share/containers/seccomp.json", fixture_text(), "/run/asbx");
+  SeccompPlan p = plan_seccomp("/usr/share/containers/seccomp.json", fixture_text(), "/run/asbx", "s1");
   CHECK(p.digest == sha256_hex(p.text));
   CHECK(p.base_digest == sha256_hex(fixture_text()));
-  CHECK(p.path == "/run/asbx/seccomp/" + p.digest + ".json");
-  CHECK(plan_seccomp("/x", fixture_text(), "/r").text == p.text);  // rendering is deterministic
-  REQUIRE_THROWS_WITH_AS(plan_seccomp("/nope.json", "", "/r"),
+  CHECK(p.path == "/run/asbx/seccomp-s1-" + p.digest + ".json");
+  CHECK(plan_seccomp("/x", fixture_text(), "/r", "s2").text == p.text);  // rendering is deterministic
+  REQUIRE_THROWS_WITH_AS(plan_seccomp("/nope.json", "", "/r", "s"),
                          "the seat's podman default seccomp profile '/nope.json' is missing or empty; nothing was created",
                          Error);
-  REQUIRE_THROWS_WITH_AS(plan_seccomp("/x.json", "{\"syscalls\":[]}", "/r"),
+  REQUIRE_THROWS_WITH_AS(plan_seccomp("/x.json", "{\"syscalls\":[]}", "/r", "s"),
                          "the seat's podman default seccomp profile '/x.json': it is not a seccomp profile (no "
                          "defaultAction or syscalls); nothing was created",
                          Error);
   try {
-    plan_seccomp("/x.json", "not json", "/r");
+    plan_seccomp("/x.json", "not json", "/r", "s");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::seccomp_unavailable);
     CHECK(e.exit_code() == 233);
