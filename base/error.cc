@@ -2,7 +2,7 @@
 
 namespace asbx {
 
-// The one table. Launcher codes are taken from the block 200-231 reserved for them
+// The one table. Launcher codes are taken from the block 200-239 reserved for them
 // (docs/EXIT-CODES.md; test_errors.cc keeps every row inside it, not every code of it is
 // used): clear of 0-2, of 126/127 and of 128+N for the signals (N <= 64), so an agent's
 // own code is rarely mistaken for ours; the status record's error_kind removes the
@@ -39,6 +39,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
       {ErrorKind::sweep_incomplete, 228, "sweep_incomplete", "the check after the session could not sweep or set aside everything the agent left in the workspace or its git dirs (the record's git.unswept names what); do not run git or programs there before removing it"},
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
+      {ErrorKind::seccomp_unavailable, 233, "seccomp_unavailable", "the seat's podman default seccomp profile is missing or unreadable, or the session's profile could not be written; nothing was created"},
   };
   return table;
 }

@@ -38,6 +38,7 @@ enum class ErrorKind {
   sweep_incomplete,
   attach_refused,
   credential_exposed,
+  seccomp_unavailable,
 };
 
 struct ExitCodeRow {

@@ -10,6 +10,7 @@
 
 #include "base/egress_plan.h"
 #include "base/git_plan.h"
+#include "base/seccomp_plan.h"
 #include "base/state_plan.h"
 #include "base/tripwire_plan.h"
 
@@ -89,6 +90,7 @@ struct LaunchPlan {
   StatePlan state;                       // what of HOME is kept, and where (docs/STATE.md)
   TripwirePlan tripwire;                 // the catch-all device and the decoys (docs/EGRESS.md)
   GitPlan git;                           // the workspace's repository: copied, swept, scanned (docs/MOUNTS.md)
+  SeccompPlan seccomp;                   // the profile podman applies (seccomp/profile.h)
   bool operator==(const LaunchPlan&) const = default;
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <unistd.h>
 
@@ -23,6 +24,9 @@ SessionFacts current_session_facts() {
   f.environ = environ_map(environ);
   char here[4096];
   if (::getcwd(here, sizeof here)) f.cwd = here;  // the kernel's path: canonical, no symlinks
+  f.seccomp_default_path = kPodmanDefaultSeccomp;
+  std::ifstream profile(kPodmanDefaultSeccomp, std::ios::binary);
+  f.seccomp_default.assign(std::istreambuf_iterator<char>(profile), std::istreambuf_iterator<char>());
   return f;
 }
 

@@ -50,7 +50,13 @@ struct SessionFacts {
   std::string boot_id;
   std::string cwd;  // where the caller stands: `--workspace .` is its checkout
   std::map<std::string, std::string> environ;  // the launcher's environment (filtered by policy)
+  std::string seccomp_default_path;  // the seat's installed podman default profile
+  std::string seccomp_default;       // its content as read now ("" when unreadable: planning fails)
 };
+
+// Where podman (containers/common) installs its default seccomp profile; the seat's own copy is
+// read at every plan, never a copy kept here.
+inline constexpr const char* kPodmanDefaultSeccomp = "/usr/share/containers/seccomp.json";
 
 SessionFacts current_session_facts();
 std::string new_session_id(std::int64_t now_unix);

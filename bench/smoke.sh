@@ -16,6 +16,7 @@ declare -A SMOKE=(
   [tripwire.py]="$bench/tripwire.py --runs 1 --egress-runs 2 --build $ASBX_BUILD"
   [git_scan.sh]="$bench/git_scan.sh 2000 2"
   [inject.py]="$bench/inject.py --runs 1 --build $ASBX_BUILD --request-kib 4 --response-kib 4 --events 50"
+  [seccomp.sh]="$bench/seccomp.sh 1 1000"
 )
 
 failed=0

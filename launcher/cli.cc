@@ -1,3 +1,4 @@
+#include "seccomp/profile.h"
 #include "launcher/cli.h"
 
 #include <CLI/CLI.hpp>
@@ -64,6 +65,21 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--capture-log", req.capture_log,
                  "write the agent's combined stdout+stderr to this file; stdout then carries only its path");
   app.add_option("--state-dir", req.state_dir, "keep the runtime's state (transcripts, rollouts) in DIR/<id>/ (docs/STATE.md)");
+}
+
+// The session's profile as this seat renders it now (seccomp/profile.h): for a Kubernetes node's
+// seccomp root and for reading. Its digest on stderr: the one --dry-run and kube name.
+int print_seccomp_profile(const std::string& program) {
+  try {
+    SessionFacts f = current_session_facts();
+    SeccompPlan s = plan_seccomp(f.seccomp_default_path, f.seccomp_default, "", "");
+    std::cout << s.text << std::flush;
+    std::fprintf(stderr, "sha256:%s\n", s.digest.c_str());
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+    return e.exit_code();
+  }
 }
 
 void print_exit_codes(bool json) {
@@ -138,6 +154,7 @@ int main_for(const std::string& program, int argc, char** argv) {
   bool codes_json = false;
   auto* codes = app.add_subcommand("exit-codes", "print the table of launcher exit codes");
   codes->add_flag("--json", codes_json, "as JSON");
+  auto* profile = app.add_subcommand("seccomp-profile", "print the sessions' seccomp profile as this seat renders it (digest on stderr)");
   bool gc_json = false, ps_json = false;
   auto* gc = app.add_subcommand("gc", "remove session containers whose launcher is gone or whose timeout passed");
   gc->add_flag("--json", gc_json, "as JSON");
@@ -185,6 +202,7 @@ int main_for(const std::string& program, int argc, char** argv) {
     print_exit_codes(codes_json);
     return 0;
   }
+  if (profile->parsed()) return print_seccomp_profile(program);
   if (gc->parsed()) return gc_main(program, gc_json);
   bool remote_seat = program == "agent-sandbox" && wants_remote(remote, current_user_facts());
   if (ps->parsed()) return remote_seat ? remote_ps_main(remote, ps_json) : ps_main(program, ps_json);

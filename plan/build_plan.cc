@@ -20,6 +20,7 @@
 #include "mounts/workspace.h"
 #include "state/plan_state.h"
 #include "tripwire/canaries.h"
+#include "seccomp/profile.h"
 
 extern char** environ;
 
@@ -184,6 +185,10 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan_session_egress(req, seat, plan);
   plan_state(req, seat, plan);
   plan.tripwire = plan_tripwire(seat.tripwire, plan, seat.path.empty() ? "the seat config (" + seat_config_hint(user) + ")" : seat.path);
+  // The seat's installed podman default, tightened (seccomp/table.h). Facts made in code (unit
+  // tests) name no default: no profile then, and the session refuses to create (session.cc).
+  if (!facts.seccomp_default_path.empty())
+    plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id);
   plan.labels = session_labels(plan, user, facts);
   if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
   return plan;

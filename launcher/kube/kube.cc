@@ -68,6 +68,13 @@ std::string option_value(const Mount& m, const std::string& name) {
   return "";
 }
 
+// The project's profile (seccomp/table.h) as a Localhost profile under the kubelet's seccomp root,
+// named by its digest: the node needs that file (docs/KUBERNETES.md).
+json seccomp_profile(const LaunchPlan& plan) {
+  if (plan.seccomp.digest.empty()) return {{"type", "RuntimeDefault"}};
+  return {{"type", "Localhost"}, {"localhostProfile", "agent-sandbox/" + plan.seccomp.digest + ".json"}};
+}
+
 json container_security(const LaunchPlan& plan) {
   auto [uid, gid] = uid_gid(plan.user);
   return {{"runAsUser", uid},
@@ -77,7 +84,7 @@ json container_security(const LaunchPlan& plan) {
           {"privileged", false},
           {"readOnlyRootFilesystem", true},
           {"capabilities", {{"drop", {"ALL"}}}},
-          {"seccompProfile", {{"type", "RuntimeDefault"}}}};
+          {"seccompProfile", seccomp_profile(plan)}};
 }
 
 json resources(const Limits& l) {
@@ -262,7 +269,7 @@ json pod_spec(const LaunchPlan& plan, const std::string& pod, PodVolumes v) {
                {"hostname", plan.hostname},
                {"terminationGracePeriodSeconds", ceil_seconds(plan.grace_ms)},
                {"securityContext",
-                {{"runAsNonRoot", true}, {"fsGroup", gid}, {"seccompProfile", {{"type", "RuntimeDefault"}}}}}};
+                {{"runAsNonRoot", true}, {"fsGroup", gid}, {"seccompProfile", seccomp_profile(plan)}}}};
   if (plan.timeout_ms > 0) spec["activeDeadlineSeconds"] = ceil_seconds(plan.timeout_ms);
   if (!plan.credentials.empty()) spec["initContainers"] = json::array({credentials_container(plan, pod, v)});
   spec["containers"] = json::array({agent_container(plan, v)});

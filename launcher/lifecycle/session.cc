@@ -18,6 +18,7 @@
 #include "launcher/lifecycle/mount_access.h"
 #include "launcher/podman/podman_api.h"
 #include "launcher/lifecycle/pump.h"
+#include "launcher/lifecycle/seccomp_file.h"
 #include "launcher/lifecycle/secret_scan.h"
 #include "launcher/podman/service_loss.h"
 #include "launcher/podman/spec.h"
@@ -90,6 +91,11 @@ class Session {
   Created create() {
     std::optional<CreateLock> turn;
     if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
+    write_seccomp_profile(plan_.seccomp);  // the project's profile, where the create body names it
+    struct Gone {
+      const SeccompPlan& s;
+      ~Gone() { remove_seccomp_profile(s); }  // read by podman at create: no longer needed
+    } gone{plan_.seccomp};
     return api_.create(create_body(plan_));
   }
 

@@ -71,6 +71,12 @@ json tripwire_plan_json(const TripwirePlan& t) {
           {"listed_dirs", t.listed_dirs}};
 }
 
+// The profile by name and digest (its path is in the create body; its text is long).
+json seccomp_plan_json(const SeccompPlan& s) {
+  if (s.path.empty()) return nullptr;
+  return {{"profile", s.path}, {"digest", "sha256:" + s.digest}, {"base", s.base_path}, {"base_digest", "sha256:" + s.base_digest}};
+}
+
 // Not in the create body: what the launcher copies, sweeps and scans around the agent (docs/MOUNTS.md).
 json git_plan_json(const GitPlan& g) {
   if (g.shape.empty()) return nullptr;
@@ -110,6 +116,8 @@ json create_body(const LaunchPlan& plan) {
   // can be sent that way; without this the kernel refuses the socket and nobody sees the try).
   if (!plan.tripwire.ping_group_range.empty())
     body["sysctl"] = {{"net.ipv4.ping_group_range", plan.tripwire.ping_group_range}};
+  // The project's profile (seccomp/table.h), written by the launcher before create.
+  if (!plan.seccomp.path.empty()) body["seccomp_profile_path"] = plan.seccomp.path;
   body["user"] = plan.user;
   return body;
 }
@@ -148,6 +156,7 @@ json plan_json(const LaunchPlan& plan) {
       {"state", state_plan_json(plan.state)},
       {"tripwire", tripwire_plan_json(plan.tripwire)},
       {"git", git_plan_json(plan.git)},
+      {"seccomp", seccomp_plan_json(plan.seccomp)},
       {"create_body", create_body(plan)},
   };
 }

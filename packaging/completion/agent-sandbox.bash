@@ -39,7 +39,7 @@ _agent_sandbox() {
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ $cword -eq 1 ]]; then
-    COMPREPLY=($(compgen -W 'doctor gc ps attach stop exit-codes kube' -- "$cur"))
+    COMPREPLY=($(compgen -W 'doctor gc ps attach stop exit-codes kube seccomp-profile' -- "$cur"))
   fi
 }
 complete -F _agent_sandbox agent-sandbox sandbox-run agent-sandbox-unsafe

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <unistd.h>
 
@@ -35,6 +36,9 @@ SessionFacts fixed_facts() {
   f.environ = {{"TERM", "xterm-256color"}, {"LANG", "C.UTF-8"}, {"LC_ALL", "C"}, {"HOME", "/root"},
                {"GITHUB_TOKEN", "secret"}, {"OPENAI_API_KEY", "sk-x"}, {"OPENAI_BASE_URL", "http://127.0.0.1:1"},
                {"EDITOR", "vi"}};
+  f.seccomp_default_path = "/usr/share/containers/seccomp.json";  // podman 4.3.1's, as a fixture
+  std::ifstream base(std::string(ASBX_SOURCE_DIR) + "/tests/unit/fixtures/seccomp/podman-4.3.1-default.json");
+  f.seccomp_default.assign(std::istreambuf_iterator<char>(base), std::istreambuf_iterator<char>());
   return f;
 }
 

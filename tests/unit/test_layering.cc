@@ -1,6 +1,6 @@
 // The house's floors (docs/ARCHITECTURE.md): every include points down or sideways, never up.
 //   0 ground floor  base/                          the session's values and the shared basics
-//   1 policy        plan/ credtable/ mounts/ preflight/ egress/ state/ tripwire/ gitscan/ persist/   decide; never HTTP or ssh
+//   1 policy        plan/ seccomp/ credtable/ mounts/ preflight/ egress/ state/ tripwire/ gitscan/ persist/   decide; never HTTP or ssh
 //   2 mechanism     launcher/<room>/               execute the plan (podman, lifecycle, remote, ...)
 //   3 top           launcher/*.cc, unsafe/         the CLI and the executables
 // A file may include its own floor and the floors below. The whole source tree is read.
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 int floor_of(const std::string& path) {
   static const std::map<std::string, int> rooms = {
       {"base", 0},      {"plan", 1},  {"credtable", 1}, {"mounts", 1},
-      {"preflight", 1}, {"egress", 1}, {"state", 1},     {"tripwire", 1}, {"gitscan", 1}, {"persist", 1}, {"unsafe", 3}};
+      {"preflight", 1}, {"seccomp", 1}, {"egress", 1}, {"state", 1},     {"tripwire", 1}, {"gitscan", 1}, {"persist", 1}, {"unsafe", 3}};
   auto slash = path.find('/');
   if (slash == std::string::npos) return -1;
   std::string top = path.substr(0, slash);

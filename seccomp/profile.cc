@@ -1,0 +1,132 @@
+#include "seccomp/profile.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/error.h"
+#include "base/sha256.h"
+#include "seccomp/table.h"
+
+namespace asbx {
+namespace {
+
+using nlohmann::json;
+
+json arg(int index, std::uint64_t value, const char* op, std::uint64_t value_two = 0) {
+  return {{"index", index}, {"value", value}, {"valueTwo", value_two}, {"op", op}};
+}
+
+json rule(const std::vector<std::string>& names, const SeccompRow& row, json args = json::array()) {
+  return {{"names", names}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", row.errno_value}, {"args", std::move(args)},
+          {"comment", "agent-sandbox: " + row.family}};
+}
+
+json allow(const std::string& name, json args) {
+  return {{"names", {name}}, {"action", "SCMP_ACT_ALLOW"}, {"args", std::move(args)}, {"comment", "agent-sandbox"}};
+}
+
+// The names of every table row: taken out of the default's entries, whatever their action.
+std::set<std::string> table_names() {
+  std::set<std::string> out;
+  for (const auto& row : seccomp_table()) out.insert(row.calls.begin(), row.calls.end());
+  return out;
+}
+
+// Does the default allow `name` in any entry (possibly under conditions)? Only then may the table
+// allow part of it.
+bool default_allows(const json& base, const std::string& name) {
+  for (const auto& entry : base["syscalls"]) {
+    if (entry.value("action", "") != "SCMP_ACT_ALLOW") continue;
+    if (entry.value("name", "") == name) return true;
+    if (entry.contains("names") && std::find(entry["names"].begin(), entry["names"].end(), name) != entry["names"].end())
+      return true;
+  }
+  return false;
+}
+
+json without_table_names(const json& entries) {
+  std::set<std::string> ours = table_names();
+  json out = json::array();
+  for (json entry : entries) {
+    if (ours.count(entry.value("name", ""))) continue;
+    if (entry.contains("names")) {
+      json kept = json::array();
+      for (const auto& n : entry["names"])
+        if (!n.is_string() || !ours.count(n.get<std::string>())) kept.push_back(n);
+      if (kept.empty()) continue;
+      entry["names"] = kept;
+    }
+    out.push_back(entry);
+  }
+  return out;
+}
+
+void clone_rules(const SeccompRow& row, bool allowed, json& out) {
+  if (allowed) out.push_back(allow("clone", json::array({arg(0, kCloneNewMask, "SCMP_CMP_MASKED_EQ", 0)})));
+  for (std::uint64_t flag : clone_new_flags())
+    out.push_back(rule({"clone"}, row, json::array({arg(0, flag, "SCMP_CMP_MASKED_EQ", flag)})));
+}
+
+void socket_rules(const SeccompRow& row, bool allowed, json& out) {
+  std::set<int> open;
+  if (allowed) {
+    for (const auto& f : socket_families_allowed()) {
+      out.push_back(allow("socket", json::array({arg(0, f.number, "SCMP_CMP_EQ")})));
+      open.insert(f.number);
+    }
+    out.push_back(allow("socket", json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_EQ")})));
+    out.push_back(rule({"socket"}, row, json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_NE")})));
+    open.insert(kAfNetlink);
+  }
+  for (int family = 0; family < kAfMax; ++family)
+    if (!open.count(family)) out.push_back(rule({"socket"}, row, json::array({arg(0, family, "SCMP_CMP_EQ")})));
+  out.push_back(rule({"socket"}, row, json::array({arg(0, kAfMax, "SCMP_CMP_GE")})));
+}
+
+void personality_rules(bool allowed, json& out) {
+  if (!allowed) return;  // the default action refuses it whole
+  for (std::uint64_t persona : {std::uint64_t(0), std::uint64_t(0xffffffff)})
+    out.push_back(allow("personality", json::array({arg(0, persona, "SCMP_CMP_EQ")})));
+}
+
+void add_row(const json& base, const SeccompRow& row, json& out) {
+  switch (row.match) {
+    case SeccompMatch::always: out.push_back(rule(row.calls, row)); break;
+    case SeccompMatch::clone_new_ns: clone_rules(row, default_allows(base, "clone"), out); break;
+    case SeccompMatch::socket_family: socket_rules(row, default_allows(base, "socket"), out); break;
+    case SeccompMatch::personality: personality_rules(default_allows(base, "personality"), out); break;
+  }
+}
+
+}  // namespace
+
+json render_seccomp_profile(const json& base) {
+  if (!base.is_object() || !base.contains("defaultAction") || !base.contains("syscalls") || !base["syscalls"].is_array())
+    throw Error(ErrorKind::seccomp_unavailable, "it is not a seccomp profile (no defaultAction or syscalls)");
+  if (base["defaultAction"] == "SCMP_ACT_ALLOW")
+    throw Error(ErrorKind::seccomp_unavailable, "its defaultAction allows every call not listed (an allow-list is needed)");
+  json out = base;
+  out["syscalls"] = without_table_names(base["syscalls"]);
+  for (const auto& row : seccomp_table()) add_row(base, row, out["syscalls"]);
+  return out;
+}
+
+SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
+                         const std::string& session_id) {
+  std::string where = "the seat's podman default seccomp profile '" + base_path + "'";
+  if (base_text.empty()) throw Error(ErrorKind::seccomp_unavailable, where + " is missing or empty; nothing was created");
+  json base = json::parse(base_text, nullptr, false);
+  SeccompPlan plan;
+  try {
+    plan.text = render_seccomp_profile(base).dump(1) + "\n";
+  } catch (const Error& e) {
+    throw Error(ErrorKind::seccomp_unavailable, where + ": " + e.what() + "; nothing was created");
+  }
+  plan.base_path = base_path;
+  plan.base_digest = sha256_hex(base_text);
+  plan.digest = sha256_hex(plan.text);
+  plan.path = runtime_dir + "/seccomp-" + session_id + "-" + plan.digest + ".json";
+  return plan;
+}
+
+}  // namespace asbx

@@ -1,0 +1,24 @@
+// The session's seccomp profile: the seat's installed podman default (read at plan time, never a
+// copy), with every call of seccomp/table.h taken out of the default's entries and refused by the
+// table's own rules. What the default refuses stays refused: the table's conditional allows (clone
+// without CLONE_NEW*, socket of the allowed families, personality's two values) are added only
+// for a call the default allows; otherwise the call stays refused whole.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/seccomp_plan.h"
+
+namespace asbx {
+
+// The profile podman takes (containers/common's JSON). Throws Error(seccomp_unavailable) when
+// `base` is no profile (no defaultAction or no syscalls list).
+nlohmann::json render_seccomp_profile(const nlohmann::json& base);
+
+// The plan's part: `base_text` is the default's content as read from `base_path` ("" = unreadable);
+// the file is the session's own, in the runtime dir, named by the session and the digest.
+SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
+                         const std::string& session_id);
+
+}  // namespace asbx
