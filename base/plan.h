@@ -58,6 +58,14 @@ struct StagedCredential {
   bool operator==(const StagedCredential&) const = default;
 };
 
+// One line of a user namespace's uid_map or gid_map: `size` ids from `container` up are `host` up.
+struct IdMap {
+  std::int64_t container = 0;
+  std::int64_t host = 0;
+  std::int64_t size = 0;
+  bool operator==(const IdMap&) const = default;
+};
+
 struct LaunchPlan {
   std::string session_id;
   std::string container_name;
@@ -67,6 +75,8 @@ struct LaunchPlan {
   std::string workdir;
   std::string user;            // "UID:GID" inside the container
   bool rootless = false;       // rootless service → userns keep-id
+  std::vector<IdMap> uid_map;  // rootful: the session's own user namespace (plan/userns.h); rootless: none (keep-id)
+  std::vector<IdMap> gid_map;
   Limits limits;
   std::vector<Mount> mounts;
   std::vector<StagedCredential> credentials;

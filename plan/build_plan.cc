@@ -151,6 +151,8 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.argv = req.argv;
   plan.rootless = user.uid != 0;
   plan.user = container_user(user);
+  // Not yet: plan_rootful_userns (plan/userns.h) — podman 4.3.1's storage cannot mount the image
+  // under a map that keeps the agent's host uid (docs/DECISIONS.md, issue 34).
   plan.limits = limits_for(req, seat);
   plan.timeout_ms = req.timeout ? parse_duration_ms(*req.timeout, "--timeout") : 0;
   plan.network = req.network.value_or(seat.network);

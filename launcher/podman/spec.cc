@@ -32,6 +32,12 @@ json rlimits_json(const Limits& l) {
                       {{"type", "nproc"}, {"soft", l.nproc}, {"hard", l.nproc}}});
 }
 
+json id_map_json(const std::vector<IdMap>& map) {
+  json out = json::array();
+  for (const auto& m : map) out.push_back({{"container_id", m.container}, {"host_id", m.host}, {"size", m.size}});
+  return out;
+}
+
 json env_json(const LaunchPlan& plan) {
   json env = json::object();
   for (const auto& [name, value] : plan.env) env[name] = value;
@@ -112,6 +118,12 @@ json create_body(const LaunchPlan& plan) {
   // Rootless: keep-id maps the caller onto itself, and the agent runs as the caller, so
   // files it writes in the workspace belong to the caller (not to a subordinate uid).
   if (plan.rootless) body["userns"] = {{"nsmode", "keep-id"}};
+  // Rootful: a private user namespace; the agent's ids are the host's, all others a range that
+  // owns nothing on the host (plan/userns.h). podman 4.3 refuses keep-id for root.
+  if (!plan.uid_map.empty()) {
+    body["userns"] = {{"nsmode", "private"}};
+    body["idmappings"] = {{"UIDMap", id_map_json(plan.uid_map)}, {"GIDMap", id_map_json(plan.gid_map)}};
+  }
   // The agent's own gid may open ICMP echo sockets, so a ping reaches the tripwire (nothing else
   // can be sent that way; without this the kernel refuses the socket and nobody sees the try).
   if (!plan.tripwire.ping_group_range.empty())

@@ -2,6 +2,7 @@
 
 #include "plan/config.h"
 #include "plan/build_plan.h"
+#include "plan/userns.h"
 #include "credtable/env_policy.h"
 #include "base/error.h"
 #include "base/request.h"
@@ -49,7 +50,8 @@ TEST_CASE("the create body pins every confinement setting") {
   CHECK(body["init"] == true);
   CHECK(body["stdin"] == true);
   CHECK(body["user"] == "1000:1000");
-  CHECK_FALSE(body.contains("userns"));
+  CHECK_FALSE(body.contains("userns"));  // not yet: docs/DECISIONS.md, issue 34
+  CHECK_FALSE(body.contains("idmappings"));
   CHECK(body["netns"] == json({{"nsmode", "none"}}));
   CHECK(body["resource_limits"]["memory"] == json({{"limit", 12LL << 30}, {"swap", 12LL << 30}}));
   CHECK(body["resource_limits"]["pids"] == json({{"limit", 512}}));
@@ -75,8 +77,38 @@ TEST_CASE("rootless plans use keep-id instead of a user") {
   LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", u), u, fixed_facts());
   json body = create_body(plan);
   CHECK(body["userns"] == json({{"nsmode", "keep-id"}}));
+  CHECK_FALSE(body.contains("idmappings"));
   CHECK(body["user"] == "1500:1500");
   CHECK(plan.socket == "/run/user/1500/podman/podman.sock");
+}
+
+TEST_CASE("a rootful session's user namespace: the agent's id is the host's, no other id is") {
+  for (std::int64_t agent : {1, 1000, 4242, 65534, 65535}) {
+    auto map = rootful_id_map(agent);
+    std::int64_t covered = 0;
+    for (const auto& m : map) covered += m.size;
+    CHECK(covered == kUsernsSize);
+    CHECK(host_id_of(map, agent) == agent);
+    for (std::int64_t id : {std::int64_t{0}, agent - 1, agent + 1, std::int64_t{65534}})
+      if (id >= 0 && id != agent && id < kUsernsSize) CHECK(host_id_of(map, id) == kUsernsHostBase + id);
+    CHECK(host_id_of(map, kUsernsSize) == -1);
+  }
+  LaunchPlan plan;
+  for (const char* bad : {"0:0", "1000:0", "65536:1000", "1000", "1000:1000x", "a:b"}) {
+    plan.user = bad;
+    CHECK_THROWS_WITH(plan_rootful_userns(plan),
+                      doctest::Contains("a rootful session's agent must be a uid:gid between 1 and 65535"));
+  }
+  plan.user = "1000:1001";
+  plan_rootful_userns(plan);
+  CHECK(host_id_of(plan.gid_map, 1001) == 1001);
+  CHECK(host_id_of(plan.gid_map, 1000) == kUsernsHostBase + 1000);
+  // Rendered as podman's create body takes it (REST `idmappings`, `userns` private).
+  json body = create_body(plan);
+  CHECK(body["userns"] == json({{"nsmode", "private"}}));
+  CHECK(body["idmappings"]["UIDMap"] == json::parse(R"([{"container_id": 0, "host_id": 1879048192, "size": 1000},
+                             {"container_id": 1000, "host_id": 1000, "size": 1},
+                             {"container_id": 1001, "host_id": 1879049193, "size": 64535}])"));
 }
 
 TEST_CASE("the environment is an allowlist with a secret veto") {

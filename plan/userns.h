@@ -1,0 +1,29 @@
+// The user namespace of a rootful session (docs/DECISIONS.md, "A user namespace for every
+// session"): the agent's own uid and gid map 1:1 onto the host ids its workspace writes land as
+// (runc 1.1 has no idmapped mounts), every other id of the container onto a range that owns
+// nothing on the host. Rootless sessions have podman's keep-id namespace instead.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/plan.h"
+
+namespace asbx {
+
+// The host range container ids other than the agent's land in: 0x70000000, 65536 ids, in the
+// block systemd documents as unused (between nspawn's container ranges and 2^31), far above
+// what useradd hands out in /etc/subuid (100000 up).
+constexpr std::int64_t kUsernsHostBase = 0x70000000;
+constexpr std::int64_t kUsernsSize = 65536;
+
+// The map for container ids [0, kUsernsSize): `agent` → itself, every other id → base + id.
+std::vector<IdMap> rootful_id_map(std::int64_t agent);
+
+// "UID:GID" → the rootful session's uid and gid maps (usage error on anything else).
+void plan_rootful_userns(LaunchPlan& plan);
+
+// The host id a container id lands on under `map` (-1 = unmapped: the kernel's overflow id).
+std::int64_t host_id_of(const std::vector<IdMap>& map, std::int64_t container);
+
+}  // namespace asbx

@@ -1,0 +1,116 @@
+"""The host user's kernel keyring and a rootful session's user namespace (docs/DECISIONS.md, issue 34).
+
+The keyring is met as the host user meets it: host uid 1000 puts a "user" key in its user keyring
+(probes/keyring.c, run with setpriv in a session keyring of its own, pam_keyinit's way); the probe
+inside then searches, links, reads and overwrites it. Each container is the launcher's own create
+body (`--dry-run`) created through the same podman API: as the launcher sends it (no user namespace
+on a rootful seat today: the CONTROL, reachable), and with a test-only user namespace added (a map
+that owns nothing on the host: closed). The map the launcher would need (plan/userns.h: the agent's
+uid kept 1:1) does not start on podman 4.3.1's storage; the last test pins that blocker.
+"""
+import json
+import os
+import pathlib
+import secrets
+import subprocess
+import urllib.parse
+
+from harness import SOCKET, SeatTest, podman, unavailable
+
+ROOT = pathlib.Path(__file__).resolve().parent
+AGENT_UID = 1000
+RANGE = 0x70000000  # plan/userns.h
+AS_HOST_USER = ["setpriv", "--reuid", str(AGENT_UID), "--regid", str(AGENT_UID), "--clear-groups"]
+
+
+def probe_lines(out):
+    """`STEP result [detail]` lines → {step: (result, detail)}."""
+    steps = {}
+    for line in out.decode(errors="replace").splitlines():
+        parts = line.split()
+        if parts:
+            steps[parts[0]] = (parts[1] if len(parts) > 1 else "", " ".join(parts[2:]))
+    return steps
+
+
+class UsernsSeatTest(SeatTest):
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            unavailable(self, "the rootful seat's tests run as root")
+        self.ws = self.seat.workspaces / "ws"
+        self.ws.mkdir()
+        self.probe = self.ws / "keyring"
+        subprocess.run(["gcc", "-static", "-O1", "-o", str(self.probe), str(ROOT / "probes" / "keyring.c")], check=True)
+        for path in (self.ws, self.probe):
+            os.chown(path, AGENT_UID, AGENT_UID)
+
+    def dry_body(self, *argv):
+        sid = "userns-" + secrets.token_hex(3)
+        proc = self.seat.run("--dry-run", "--id", sid, "--workspace", str(self.ws), "--", *argv)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return json.loads(proc.stdout)["create_body"]
+
+    def run_body(self, body):
+        """Creates and starts `body` through the seat's podman API: (exit code, stdout, stderr)."""
+        made = subprocess.run(["curl", "-fsS", "--unix-socket", SOCKET, "-H", "Content-Type: application/json",
+                               "--data-binary", "@-", "http://d/v4.0.0/libpod/containers/create"],
+                              input=json.dumps(body).encode(), capture_output=True)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        self.addCleanup(podman, "rm", "-f", body["name"], check=False)
+        run = podman("start", "--attach", body["name"], check=False)
+        return run.returncode, run.stdout.encode(), run.stderr
+
+    def with_map(self, body, ranges):
+        """Test-only: the same body with a user namespace of the given (container, host, size) ranges."""
+        m = [{"container_id": c, "host_id": h, "size": n} for c, h, n in ranges]
+        return dict(body, userns={"nsmode": "private"}, idmappings={"UIDMap": m, "GIDMap": m})
+
+
+class Keyring(UsernsSeatTest):
+    def setUp(self):
+        super().setUp()
+        self.name = "asbx-test-" + secrets.token_hex(4)
+        self.value = "host-secret-" + secrets.token_hex(4)
+        out = self.host("host-add", self.name, self.value)
+        self.user_keyring = out.split("user_keyring=")[1].strip()
+        self.addCleanup(self.host, "host-remove", self.name)
+
+    def host(self, *args):
+        return subprocess.run(AS_HOST_USER + [str(self.probe), *args], capture_output=True, text=True, check=True).stdout
+
+    def reach(self, ranges=None):
+        body = self.dry_body("./keyring", "probe", self.name, self.user_keyring)
+        self.assertNotIn("userns", body)  # what the launcher sends today
+        code, out, err = self.run_body(self.with_map(body, ranges) if ranges else body)
+        self.assertEqual(code, 0, err)
+        return probe_lines(out)
+
+    def test_in_a_user_namespace_that_owns_nothing_the_keyring_is_out_of_reach(self):
+        steps = self.reach([(0, RANGE, 65536)])
+        self.assertEqual(steps["uid_map"], ("0", f"{RANGE} 65536;"))
+        self.assertEqual(steps["user-search"], ("ENOKEY", ""))
+        self.assertEqual(steps["link-user"], ("ok", ""))  # its own namespace's (empty) user keyring
+        self.assertEqual(steps["session-search"], ("ENOKEY", ""))
+        self.assertEqual(steps["link-serial"], ("EACCES", ""))  # even knowing the serial
+        self.assertNotIn("serial-read", steps)
+        self.assertEqual(self.host("host-read", self.name), self.value + "\n")
+
+    def test_control_as_the_launcher_sends_it_the_agent_reads_and_overwrites_it(self):
+        steps = self.reach()
+        self.assertEqual(steps["uid_map"], ("0", "0 4294967295;"))
+        self.assertEqual(steps["user-search"], ("ok", ""))
+        self.assertEqual(steps["session-read"], ("ok", self.value))
+        self.assertEqual(steps["session-update"], ("ok", ""))
+        self.assertEqual(steps["serial-read"], ("ok", "agent-wrote-this"))
+        self.assertEqual(self.host("host-read", self.name), "agent-wrote-this\n")
+
+    def test_blocker_the_agent_kept_1_to_1_does_not_start_on_this_storage(self):
+        """plan/userns.h's map (the agent's uid is the host's, for its workspace writes): podman 4.3.1
+        creates it, and the start fails in the storage's idmapped overlay mount. When this test fails,
+        the map starts: turn plan_rootful_userns on in plan/build_plan.cc (docs/DECISIONS.md)."""
+        body = self.with_map(self.dry_body("true"), [(0, RANGE, 1000), (1000, 1000, 1), (1001, RANGE + 1001, 64535)])
+        code, _, err = self.run_body(body)
+        self.assertNotEqual(code, 0)
+        self.assertIn("creating overlay mount to", err)
+        self.assertIn("permission denied", err)
