@@ -2,7 +2,7 @@
 
 namespace asbx {
 
-// The one table. Launcher codes are taken from the block 200-231 reserved for them
+// The one table. Launcher codes are taken from the block 200-239 reserved for them
 // (docs/EXIT-CODES.md; test_errors.cc keeps every row inside it, not every code of it is
 // used): clear of 0-2, of 126/127 and of 128+N for the signals (N <= 64), so an agent's
 // own code is rarely mistaken for ours; the status record's error_kind removes the
@@ -37,7 +37,9 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::tripwire, 225, "tripwire", "the tripwire ended the session at its first trip (seat config tripwire = \"kill\"), or could not be set up (nothing ran then)"},
       {ErrorKind::credential_exposed, 226, "credential_exposed", "inject mode: a real token value was found inside the container at the session's end (the record names where; the value never)"},
       {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
+      {ErrorKind::killed_disk, 229, "killed_disk", "killed: the session reached its disk budget (--disk, [limits] disk: bytes or inodes added in the workspace and the writable git dirs) or wrote below the seat's disk floor (the record names the budget, the peak, how it was kept)"},
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
+      {ErrorKind::disk_floor, 232, "disk_floor", "a filesystem the session could write has less free space or free inodes than the seat's disk floor ([limits] disk_floor); nothing was created"},
   };
   return table;
 }

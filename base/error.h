@@ -37,6 +37,8 @@ enum class ErrorKind {
   host_git_unavailable,
   attach_refused,
   credential_exposed,
+  killed_disk,
+  disk_floor,
 };
 
 struct ExitCodeRow {
