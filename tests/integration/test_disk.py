@@ -200,7 +200,9 @@ class Output(SeatTest):
         name = "asbx-disk-print-control"
         podman("rm", "-f", name, check=False)
         self.addCleanup(podman, "rm", "-f", name, check=False)
-        podman("run", "--name", name, "--log-driver", "k8s-file", IMAGE, "bash", "-c", "yes | head -c 20M")
+        podman("run", "-d", "--name", name, "--network", "none", "--log-driver", "k8s-file", IMAGE,
+               "bash", "-c", "yes | head -c 20M")
+        podman("wait", name)
         log = podman("inspect", name, "--format", "{{.HostConfig.LogConfig.Path}}").stdout.strip()
         self.assertGreater(os.path.getsize(log), 20 << 20)
 
