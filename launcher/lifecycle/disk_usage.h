@@ -56,7 +56,7 @@ bool must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms);
 // ended when it added more than the slack since it started (one that adds nothing is left alone).
 std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l);
 
-inline constexpr std::int64_t kFloorGuardBytes = 64LL << 20;  // act this far above the floor
+inline constexpr std::int64_t kFloorGuardBytes = 256LL << 20;  // act this far above the floor
 inline constexpr std::int64_t kFloorGuardInodes = 5000;
 inline constexpr std::int64_t kFloorSlackBytes = 1LL << 20;   // what a session may add near the floor
 inline constexpr std::int64_t kFloorSlackInodes = 100;

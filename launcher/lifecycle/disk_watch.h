@@ -1,7 +1,7 @@
 // The session's disk budget and the seat's floor, kept by the launcher: this kernel has no
 // quotas (no CONFIG_QUOTA; docs/DECISIONS.md). A thread reads statvfs of every filesystem the
 // session can write each 20 ms (one call per filesystem). When what they gained since the last walk
-// could take the session to its budget, or one of them comes within 64 MiB (5000 inodes) of the
+// could take the session to its budget, or one of them comes within 256 MiB (5000 inodes) of the
 // floor, the container's cgroup is frozen and the session's writable binds are walked (exact bytes
 // and inodes of this session, whoever else writes there); past its budget, or near the floor having
 // added more than 1 MiB (100 files), the session is killed (cause "disk", 229), else thawed. A walk

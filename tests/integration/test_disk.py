@@ -16,10 +16,9 @@ from harness import CODES, SOCKET, IMAGE, SeatTest, podman, session_containers, 
 
 AGENT_UID = 1000
 MiB = 1 << 20
-# What a writer at full speed may add past its budget: one 20 ms tick (13 MB at this machine's
-# 664 MB/s) plus the page cache the kernel still holds dirty when the cgroup is frozen. Stated in
-# docs/RESOURCES.md "Disk".
-OVERSHOOT = 64 * MiB
+# What a writer at full speed may add past its budget: one 20 ms tick at page-cache speed plus the
+# watcher's scheduling delay on a loaded seat (86 MiB seen at load 28). Stated in docs/RESOURCES.md "Disk".
+OVERSHOOT = 128 * MiB
 INODE_OVERSHOOT = 5000
 FULL_SPEED = "dd if=/dev/zero of=big bs=1M count={n} status=none; echo wrote"
 INODE_FLOOD = "mkdir flood && cd flood && seq 1 {n} | xargs touch; echo wrote"
@@ -149,8 +148,8 @@ class Floor(DiskSeatTest):
         self.assertKilledDisk(proc, rec, "floor")
         self.assertIn(f"wrote on '{loud_ws}' near the seat's disk floor of 256m", rec["message"])
         free, _ = self.fs.free()
-        self.assertGreaterEqual(free, 256 * MiB - OVERSHOOT, "the floor was crossed")
-        self.assertGreaterEqual(rec["disk"]["filesystems"][0]["free_bytes_min"], 256 * MiB - OVERSHOOT)
+        self.assertGreaterEqual(free, 256 * MiB, "the floor was crossed")
+        self.assertGreaterEqual(rec["disk"]["filesystems"][0]["free_bytes_min"], 256 * MiB)
         self.assertEqual((quiet["proc"].returncode, quiet["rec"]["outcome"]), (0, "exited"), quiet["proc"].stderr)
         self.assertEqual(quiet["proc"].stdout, b"fine\n")
         self.assertIsNone(quiet["rec"]["disk"]["ended"])
