@@ -38,7 +38,9 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::credential_exposed, 226, "credential_exposed", "inject mode: a real token value was found inside the container at the session's end (the record names where; the value never)"},
       {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
       {ErrorKind::sweep_incomplete, 228, "sweep_incomplete", "the check after the session could not sweep or set aside everything the agent left in the workspace or its git dirs (the record's git.unswept names what); do not run git or programs there before removing it"},
+      {ErrorKind::killed_disk, 229, "killed_disk", "killed: the session reached its disk budget (--disk, [limits] disk: bytes or inodes added in the workspace and the writable git dirs) or wrote below the seat's disk floor (the record names the budget, the peak, how it was kept)"},
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
+      {ErrorKind::disk_floor, 232, "disk_floor", "a filesystem the session could write has less free space or free inodes than the seat's disk floor ([limits] disk_floor); nothing was created"},
       {ErrorKind::seccomp_unavailable, 233, "seccomp_unavailable", "the seat's podman default seccomp profile is missing or unreadable, or the session's profile could not be written; nothing was created"},
   };
   return table;

@@ -39,6 +39,8 @@ enum class ErrorKind {
   attach_refused,
   credential_exposed,
   seccomp_unavailable,
+  killed_disk,
+  disk_floor,
 };
 
 struct ExitCodeRow {

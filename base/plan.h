@@ -23,6 +23,13 @@ struct Limits {
   std::int64_t cpu_shares = 0;
   std::int64_t nofile = 8192;   // rlimits are always sent (podman's default cannot be set here)
   std::int64_t nproc = 4096;   // per host uid; pids.max is the real ceiling
+  // The disk (launcher/lifecycle/disk_watch.h keeps them: no quota on this kernel): what the
+  // session may add in its writable binds, and the seat's floor of free space and inodes.
+  std::int64_t disk_bytes = 0;
+  std::int64_t disk_inodes = 0;
+  std::int64_t floor_bytes = 0;
+  std::int64_t floor_inodes = 0;
+  std::string disk_source;  // the seat config that set the cap and the floor (for messages)
   bool operator==(const Limits&) const = default;
 };
 

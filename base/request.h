@@ -24,6 +24,8 @@ struct Request {
   std::optional<std::int64_t> pids;
   std::optional<double> cpus;
   std::optional<std::int64_t> cpu_shares;
+  std::optional<std::string> disk;           // --disk SIZE: at most the seat's [limits] disk
+  std::optional<std::int64_t> disk_inodes;   // --disk-inodes N: at most the seat's
   std::optional<std::string> timeout;
   std::optional<std::string> network;
   std::vector<std::string> egress;  // --egress HOST[:PORT] | http://HOST[:PORT] | default (repeatable)
@@ -36,6 +38,7 @@ struct Request {
   std::string status_file;
   std::string ledger;
   std::string capture_log;
+  std::string capture_log_max = "4g";  // --capture-log-max: the most of the agent's output LOG keeps
   bool capture_stdout = false;  // sandbox-run --capture-stdout: the agent's two streams on stdout (dispatch)
   std::string state_dir;    // --state-dir DIR: the runtime's state goes to DIR/<id>/
   bool state_export = false;  // sandbox-run --state-export: into the seat's export area (dispatch)

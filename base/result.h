@@ -31,7 +31,7 @@ struct SessionResult {
   std::optional<int> agent_exit_code;
   std::optional<ErrorKind> error_kind;
   std::string message;
-  std::string cause;  // "" (null) | "oom" | "pids" | "timeout" | "signal" | "tripwire"
+  std::string cause;  // "" (null) | "oom" | "pids" | "timeout" | "signal" | "tripwire" | "disk"
   int signal = 0;     // the signal the caller sent, when cause == "signal"
   KillCounters counters;
   bool limits_enforced = true;
@@ -58,6 +58,8 @@ struct SessionResult {
   // agent, wait, conclude, remove, and git with a workspace): the record's durations_ms.phases.
   std::vector<std::pair<std::string, std::int64_t>> phase_ms;
   nlohmann::json egress;  // null without --egress; else egress/tally.h's record
+  std::int64_t output_truncated = 0;  // past the capture log's bound (--capture-log-max)
+  nlohmann::json disk;      // launcher/lifecycle/disk_watch.h's record: budget, floor, peak, how kept
   nlohmann::json tripwire;  // null when the seat turned it off; else launcher/wall/tripwire.h's record
 };
 

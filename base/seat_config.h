@@ -34,6 +34,13 @@ struct SeatConfig {
   std::int64_t pids = 512;
   double cpus = 4;
   std::int64_t cpu_shares = 256;
+  // The disk (docs/RESOURCES.md "Disk"): what one session may add where it can write (bytes and
+  // inodes; --disk/--disk-inodes may ask for less, never more), and the floor of free space and
+  // free inodes every filesystem a session can write keeps (below it nothing starts: 232).
+  std::string disk = "8g";
+  std::int64_t disk_inodes = 200000;
+  std::string disk_floor = "2g";
+  std::int64_t disk_floor_inodes = 50000;
   EgressSeat egress;  // [egress]: the cap, static names, private exceptions (docs/EGRESS.md)
   // Credential lifetime (credtable/lifetime.h): a session without --timeout is assumed to
   // last the horizon; a credential due for refresh before the end + margin is refused

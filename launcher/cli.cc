@@ -49,6 +49,9 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--pids", req.pids, "pids limit")->check(CLI::PositiveNumber);
   app.add_option("--cpus", req.cpus, "CPU quota in cores");
   app.add_option("--cpu-shares", req.cpu_shares, "CPU shares")->check(CLI::PositiveNumber);
+  app.add_option("--disk", req.disk, "what the session may add to the seat's disk (workspace, writable git dirs), "
+                 "e.g. 2g; at most the seat's [limits] disk");
+  app.add_option("--disk-inodes", req.disk_inodes, "files the session may add; at most the seat's")->check(CLI::PositiveNumber);
   app.add_option("--timeout", req.timeout, "kill the session after DURATION (e.g. 90s, 30m)");
   app.add_option("--network", req.network, "none (default), ns:/run/netns/NAME, container:NAME or slirp4netns (docs/AGENTS.md)");
   app.add_option("--egress", req.egress, "allow HOST[:PORT], http://HOST[:PORT] or default (the runtime's endpoints) "
@@ -64,6 +67,8 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--ledger", req.ledger, "append the ledger line here instead of the default");
   app.add_option("--capture-log", req.capture_log,
                  "write the agent's combined stdout+stderr to this file; stdout then carries only its path");
+  app.add_option("--capture-log-max", req.capture_log_max, "the most of the agent's output the capture log keeps "
+                 "(default 4g); the rest is counted in the record");
   app.add_option("--state-dir", req.state_dir, "keep the runtime's state (transcripts, rollouts) in DIR/<id>/ (docs/STATE.md)");
 }
 

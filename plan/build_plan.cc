@@ -27,6 +27,23 @@ extern char** environ;
 namespace asbx {
 namespace {
 
+// The disk budget: the seat's, or less when asked (never more: the seat's owner sets the cap).
+void disk_limits_for(const Request& req, const SeatConfig& seat, Limits& l) {
+  std::string source = seat.path.empty() ? "the seat's defaults" : seat.path;
+  std::int64_t cap = parse_size(seat.disk, "disk");
+  l.disk_bytes = req.disk ? parse_size(*req.disk, "--disk") : cap;
+  l.disk_inodes = req.disk_inodes.value_or(seat.disk_inodes);
+  if (l.disk_bytes < (1 << 20)) throw Error(ErrorKind::usage, "--disk: at least 1m");
+  if (l.disk_bytes > cap)
+    throw Error(ErrorKind::usage, "--disk: " + *req.disk + " is above the seat's " + seat.disk + " ([limits] disk in " + source + ")");
+  if (l.disk_inodes > seat.disk_inodes)
+    throw Error(ErrorKind::usage, "--disk-inodes: " + std::to_string(l.disk_inodes) + " is above the seat's " +
+                                      std::to_string(seat.disk_inodes) + " ([limits] disk_inodes in " + source + ")");
+  l.floor_bytes = parse_size(seat.disk_floor, "disk_floor");
+  l.floor_inodes = seat.disk_floor_inodes;
+  l.disk_source = source;
+}
+
 Limits limits_for(const Request& req, const SeatConfig& seat) {
   Limits l;
   l.memory_bytes = parse_size(req.memory.value_or(seat.memory), "--memory");
@@ -37,6 +54,7 @@ Limits limits_for(const Request& req, const SeatConfig& seat) {
   if (l.pids < 8) throw Error(ErrorKind::usage, "--pids: at least 8 is needed to start a container");
   if (l.cpus <= 0 || l.cpus > 1024) throw Error(ErrorKind::usage, "--cpus: must be greater than 0 and at most 1024");
   if (l.cpu_shares < 2 || l.cpu_shares > 262144) throw Error(ErrorKind::usage, "--cpu-shares: must be between 2 and 262144");
+  disk_limits_for(req, seat, l);
   return l;
 }
 

@@ -35,6 +35,19 @@ SeatConfig defaults_for(const UserFacts& user) {
   return c;
 }
 
+std::string config_size(const toml::node& n, const std::string& path, const char* key) {
+  std::string text = get_string(n, path, key);
+  try { parse_size(text, key); }
+  catch (const Error& e) { throw Error(ErrorKind::config, where(path, n) + ": " + e.what()); }
+  return text;
+}
+
+std::int64_t config_count(const toml::node& n, const std::string& path, const char* key) {
+  std::int64_t v = get_int(n, path, key);
+  if (v < 1) throw Error(ErrorKind::config, where(path, n) + ": '" + key + "' must be at least 1");
+  return v;
+}
+
 void apply_limits(const toml::node& node, const std::string& path, SeatConfig& c) {
   const auto* table = node.as_table();
   if (!table) throw Error(ErrorKind::config, where(path, node) + ": 'limits' must be a table");
@@ -47,6 +60,10 @@ void apply_limits(const toml::node& node, const std::string& path, SeatConfig& c
       {"pids", [&](const toml::node& n) { c.pids = get_int(n, path, "pids"); }},
       {"cpus", [&](const toml::node& n) { c.cpus = get_number(n, path, "cpus"); }},
       {"cpu_shares", [&](const toml::node& n) { c.cpu_shares = get_int(n, path, "cpu_shares"); }},
+      {"disk", [&](const toml::node& n) { c.disk = config_size(n, path, "disk"); }},
+      {"disk_inodes", [&](const toml::node& n) { c.disk_inodes = config_count(n, path, "disk_inodes"); }},
+      {"disk_floor", [&](const toml::node& n) { c.disk_floor = config_size(n, path, "disk_floor"); }},
+      {"disk_floor_inodes", [&](const toml::node& n) { c.disk_floor_inodes = config_count(n, path, "disk_floor_inodes"); }},
   });
 }
 

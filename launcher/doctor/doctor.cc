@@ -12,6 +12,7 @@
 #include "plan/config.h"
 #include "launcher/doctor/doctor_credentials.h"
 #include "launcher/doctor/doctor_image.h"
+#include "launcher/doctor/doctor_disk.h"
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/podman/podman_api.h"
@@ -143,6 +144,7 @@ std::vector<DoctorCheck> run_doctor() {
   std::string version = cgroup_version();
   out.push_back(check("cgroup", version != "unknown", "cgroup " + version, "mount /sys/fs/cgroup"));
   out.push_back(check_limits(user, seat, version));
+  check_disk(seat, out);
   check_credentials(seat, user, static_cast<std::int64_t>(std::time(nullptr)), out);
   return out;
 }

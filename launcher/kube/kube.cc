@@ -88,7 +88,9 @@ json container_security(const LaunchPlan& plan) {
 }
 
 json resources(const Limits& l) {
-  json amounts = {{"memory", memory_quantity(l.memory_bytes)}, {"cpu", cpu_quantity(l.cpus)}};
+  // ephemeral-storage: the disk budget (the kubelet evicts the Pod past it; docs/KUBERNETES.md says what it counts).
+  json amounts = {{"memory", memory_quantity(l.memory_bytes)}, {"cpu", cpu_quantity(l.cpus)},
+                  {"ephemeral-storage", memory_quantity(l.disk_bytes)}};
   return {{"limits", amounts}, {"requests", amounts}};  // limits = requests: Guaranteed QoS
 }
 
@@ -233,6 +235,7 @@ json gap_annotations(const LaunchPlan& plan, const PodVolumes& v) {
       {"agent-sandbox/nproc", std::to_string(l.nproc)},
       {"agent-sandbox/cpu-shares", std::to_string(l.cpu_shares)},
       {"agent-sandbox/memory-swap", "0"},
+      {"agent-sandbox/disk-inodes", std::to_string(l.disk_inodes)},
       {"agent-sandbox/host-paths", joined(v.host_path_volumes, ",")},
       {"agent-sandbox/pod-security", v.host_path_volumes.empty() ? "restricted" : "privileged"},
       {"agent-sandbox/init", "podman-init"},
@@ -286,6 +289,7 @@ const std::vector<KubeGap>& kube_gaps() {
       {"agent-sandbox/nproc", "RLIMIT_NPROC soft = hard"},
       {"agent-sandbox/cpu-shares", "cpu shares (a Pod's come from requests.cpu)"},
       {"agent-sandbox/memory-swap", "no swap (memory+swap = memory)"},
+      {"agent-sandbox/disk-inodes", "the inodes the session may add (a Pod has no per-Pod inode limit)"},
       {"agent-sandbox/host-paths", "hostPath volumes: directories that must exist on the node at the same paths"},
       {"agent-sandbox/pod-security", "the Pod Security level the namespace must admit"},
       {"agent-sandbox/init", "an init process as PID 1 (signals, zombies)"},

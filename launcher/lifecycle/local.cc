@@ -23,6 +23,7 @@
 #include "launcher/podman/spec.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/state/export.h"
+#include "base/units.h"
 
 namespace asbx {
 namespace {
@@ -48,10 +49,11 @@ std::string ledger_path(const Request& req, const SeatConfig& seat) {
 // stay on stderr, so they never reach LOG.
 // LOG's fd is the session's to close (run_planned closes it before the record is written).
 StdioFds capture_stdio(const Request& req) {
-  if (req.capture_stdout) return StdioFds{0, 1, 1};
+  std::int64_t bound = parse_size(req.capture_log_max, "--capture-log-max");
+  if (req.capture_stdout) return StdioFds{0, 1, 1, bound};
   if (req.capture_log.empty()) return StdioFds{};
   int fd = open_capture_log(req.capture_log).release();
-  return StdioFds{0, fd, fd};
+  return StdioFds{0, fd, fd, bound};
 }
 
 // Slots live beside the seat's ledger (its state dir); see slots.h.
@@ -111,6 +113,7 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
   if (io.out != 1 && io.out != io.in) ::close(io.out);  // LOG, closed before the record says the session ended
   nlohmann::json record = status_record(plan, result);
   if (!req.capture_log.empty()) record["capture_log"] = req.capture_log;
+  if (io.out_max >= 0) record["capture_log_truncated_bytes"] = result.output_truncated;
   record["preflight"] = preflight_record();
   if (plan.persist) record["persist"] = true;
   if (!req.status_file.empty()) write_status_file(req.status_file, record);

@@ -1,5 +1,6 @@
 #include "launcher/lifecycle/pump.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -176,6 +177,7 @@ class Pump {
   }
 
   void deliver(int stream, const char* data, std::size_t size) {
+    if (io_.out_max >= 0) size = within_bound(size);
     OutputSink& sink = stream == 1 ? out_ : err_sink();
     if (hooks_.on_output) hooks_.on_output(stream, std::string_view(data, size));
     if (sink.gone() || (ending() && full(sink)))
@@ -184,8 +186,18 @@ class Pump {
       sink.push(data, size);
   }
 
+  // The capture log's bound (StdioFds::out_max): what comes past it is counted, not kept.
+  std::size_t within_bound(std::size_t size) {
+    std::int64_t room = std::max<std::int64_t>(0, io_.out_max - bounded_);
+    std::size_t take = std::min<std::size_t>(size, static_cast<std::size_t>(room));
+    bounded_ += static_cast<std::int64_t>(take);
+    result_.output_truncated += static_cast<std::int64_t>(size - take);
+    return take;
+  }
+
   AttachStream& attach_;
   StdioFds io_;
+  std::int64_t bounded_ = 0;
   bool tty_;
   SignalPipe& signals_;
   PumpHooks& hooks_;

@@ -28,6 +28,7 @@ struct PumpHooks {
 struct PumpResult {
   std::int64_t output_dropped = 0;  // bytes never delivered: the caller stopped reading
   bool stream_truncated = false;
+  std::int64_t output_truncated = 0;  // bytes past StdioFds::out_max (the capture log's bound)
 };
 
 std::int64_t steady_ms();

@@ -14,6 +14,7 @@
 #include "launcher/podman/cgroup_monitor.h"
 #include "launcher/podman/container_root.h"
 #include "launcher/podman/create_lock.h"
+#include "launcher/lifecycle/disk_watch.h"
 #include "launcher/lifecycle/home.h"
 #include "launcher/lifecycle/mount_access.h"
 #include "launcher/podman/podman_api.h"
@@ -72,6 +73,7 @@ class Session {
  private:
   void prepare() {
     git_.pin(plan_);  // the validated dirs by fd, before anything exists
+    disk_.check_floor(plan_);  // below the seat's disk floor nothing is created (232)
     if (!timed("image", [&] { return api_.image_exists(plan_.image); }))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
@@ -85,6 +87,10 @@ class Session {
     init_.hold(pid);
     watch_cgroup(pid);
     timed("checks", [&] { before_start(pid, state); });
+    // The baseline of what the session may add, and the watcher (launcher/lifecycle/disk_watch.h).
+    timed("disk_baseline", [&] {
+      disk_.arm(monitor_.location().freezer, monitor_.location().version, [this] { init_.kill(); });
+    });
   }
 
   // Rootless creates of one user take turns (launcher/podman/create_lock.h: libsubid is not thread-safe).
@@ -183,11 +189,16 @@ class Session {
     int code = timed("wait", [&] { return wait_exit_code(); });
     tripwire_.stop();  // before anything reads HOME back: the launcher's own reads are no trips
     result_.counters = monitor_.stop();
+    disk_.stop();
     result_.run_ms = steady_ms() - started;
     home_.check_refresh(plan_, result_);
     collect_state_once();  // the agent has ended (exit, timeout, signal, OOM); its HOME is still there
     timed("secret_scan", [&] { scan_for_exposure(); });
     home_.close();
+    result_.output_truncated = pumped.output_truncated;
+    if (pumped.output_truncated > 0)
+      result_.warnings.push_back("the capture log reached its bound of " + format_size(io_.out_max) + ": " +
+                                 std::to_string(pumped.output_truncated) + " further bytes of the agent's output were left out");
     if (pumped.output_dropped > 0)
       result_.warnings.push_back("the caller stopped reading: " + std::to_string(pumped.output_dropped) +
                                  " bytes of the agent's output were not delivered");
@@ -313,6 +324,7 @@ class Session {
       if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
     }
     if (result_.cause.empty() && !tripwire_.killed_by().empty()) result_.cause = "tripwire";
+    if (result_.cause.empty() && !disk_.ended().empty()) result_.cause = "disk";
     result_.cause = decide_cause(result_.cause, result_.counters);
     if (code < 0 && result_.cause.empty())
       throw Error(ErrorKind::internal, "podman reported no exit code for the container");
@@ -324,6 +336,9 @@ class Session {
     } else if (result_.cause == "tripwire") {
       record_error(result_, Error(ErrorKind::tripwire, "killed by the tripwire at its first trip: " + tripwire_.killed_by() +
                                                            " (tripwire = \"kill\" in " + plan_.tripwire.source + ")"));
+      result_.outcome = "killed";
+    } else if (result_.cause == "disk") {
+      record_error(result_, Error(ErrorKind::killed_disk, disk_.ended_message()));
       result_.outcome = "killed";
     } else if (result_.cause == "signal") {
       result_.outcome = "killed";
@@ -362,6 +377,8 @@ class Session {
 
   void cleanup() {
     tripwire_.stop();
+    disk_.stop();  // (again) after a failure: the container is removed below, its files stay
+    result_.disk = disk_.record();
     result_.tripwire = tripwire_.json(plan_);
     result_.egress = egress_.close(plan_);
     note_injection();
@@ -405,6 +422,7 @@ class Session {
   ContainerInit init_;  // stops the agent should the service die, or the tripwire trip in kill mode
   Tripwire tripwire_;
   OutputScan output_scan_;  // inject mode: the agent's stdout/stderr searched for the real values
+  DiskWatch disk_;
   bool service_lost_ = false;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;

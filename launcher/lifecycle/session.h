@@ -2,6 +2,7 @@
 // create → (limits check) → init → (mounts, command, credentials checked/staged inside)
 // → attach → start → pump stdio → wait → inspect → delete.
 #pragma once
+#include <cstdint>
 #include "base/plan.h"
 #include "base/result.h"
 
@@ -11,6 +12,9 @@ struct StdioFds {
   int in = 0;
   int out = 1;
   int err = 2;
+  // The capture log (or sandbox-run --capture-stdout): at most this many bytes of the agent's
+  // output are written; the rest is counted in the record (capture_log_truncated_bytes). -1 = none.
+  std::int64_t out_max = -1;
 };
 
 // Never throws: every failure becomes a launcher_error result, and the container

@@ -34,6 +34,8 @@ json limits_json(const LaunchPlan& plan, const SessionResult& r) {
   return {{"memory", format_size(plan.limits.memory_bytes)}, {"memory_bytes", plan.limits.memory_bytes},
           {"pids", plan.limits.pids},  {"cpus", plan.limits.cpus},
           {"cpu_shares", plan.limits.cpu_shares}, {"timeout_ms", plan.timeout_ms},
+          {"disk", format_size(plan.limits.disk_bytes)}, {"disk_bytes", plan.limits.disk_bytes},
+          {"disk_inodes", plan.limits.disk_inodes},
           {"enforced", r.limits_enforced},
           {"waiver", plan.waive_unenforced_limits && !r.limits_enforced ? or_null(plan.waiver_source) : json(nullptr)}};
 }
@@ -86,6 +88,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"network", plan.network},
       {"egress", r.egress},
       {"tripwire", r.tripwire},
+      {"disk", r.disk},
       {"warnings", printable_lines(r.warnings)},
       {"container_id", or_null(r.container_id)},
       {"container_removed", r.container_removed},

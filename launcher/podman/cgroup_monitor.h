@@ -34,6 +34,8 @@ class CgroupMonitor {
   std::string start(long pid, const std::string& container_id);
   // A last reading (when the cgroup still exists); stops the thread. Idempotent.
   KillCounters stop();
+  // Where the container's cgroup is (after a successful start; empty otherwise).
+  const CgroupLocation& location() const { return at_; }
 
  private:
   void loop();

@@ -114,6 +114,9 @@ json create_body(const LaunchPlan& plan) {
       {"r_limits", rlimits_json(plan.limits)},
       {"resource_limits", resources_json(plan.limits)},
       {"mounts", mounts_json(plan.mounts)},
+      // No copy of the agent's output in podman's storage (k8s-file would write userdata/ctr.log,
+      // as large as all the agent prints): the launcher's attach is the only reader.
+      {"log_configuration", {{"driver", "none"}}},
   };
   // Rootless: keep-id maps the caller onto itself, and the agent runs as the caller, so
   // files it writes in the workspace belong to the caller (not to a subordinate uid).
@@ -154,7 +157,11 @@ json plan_json(const LaunchPlan& plan) {
         {"cpus", plan.limits.cpus},
         {"cpu_shares", plan.limits.cpu_shares},
         {"nofile", plan.limits.nofile},
-        {"nproc", plan.limits.nproc}}},
+        {"nproc", plan.limits.nproc},
+        {"disk", format_size(plan.limits.disk_bytes)},
+        {"disk_inodes", plan.limits.disk_inodes},
+        {"disk_floor", format_size(plan.limits.floor_bytes)},
+        {"disk_floor_inodes", plan.limits.floor_inodes}}},
       {"timeout_ms", plan.timeout_ms},
       {"waive_unenforced_limits", plan.waive_unenforced_limits},
       {"waiver_source", plan.waiver_source},

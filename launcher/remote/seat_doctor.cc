@@ -59,8 +59,10 @@ void add_seat_doctor(const SeatProbe& p, std::vector<DoctorCheck>& out) {
   }
   std::vector<std::string> failed, remedies;
   DoctorCheck image = not_checked("image", "seat_doctor"), limits = not_checked("limits", "seat_doctor");
+  std::vector<DoctorCheck> disks;  // one per workspace/git root: how the budget is kept, the floor's room
   for (const auto& c : seat_checks(doc)) {
     if (c.name == "image") image = c;
+    else if (c.name == "disk") disks.push_back(c);
     else if (c.name == "limits") limits = c;
     else if (!c.ok) failed.push_back(c.name + ": " + c.detail), remedies.push_back(c.remedy);
   }
@@ -68,6 +70,7 @@ void add_seat_doctor(const SeatProbe& p, std::vector<DoctorCheck>& out) {
                      join(remedies, "; ")));
   out.push_back(image);
   out.push_back(limits);
+  out.insert(out.end(), disks.begin(), disks.end());
 }
 
 DoctorCheck capacity_check(const SeatHost& h, const SeatProbe& p) {

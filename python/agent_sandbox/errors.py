@@ -9,7 +9,7 @@ class LauncherError(Exception):
     """The launcher failed; the agent's own result is unknown or absent. Never run it another way.
 
     kind       the launcher's error_kind (the record's "error_kind"), e.g. "image_missing"
-    exit_code  what the launcher returned (200-231 for its own failures)
+    exit_code  what the launcher returned (200-239 for its own failures)
     message    the cause in the launcher's words (the record's "message", else its stderr)
     record     the status record, or None when there was none
     log_path   the capture log (it exists once the launcher got that far), or None

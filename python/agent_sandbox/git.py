@@ -38,7 +38,7 @@ def run_git(workspace: str, args: Sequence[str], *, git_mirror: Optional[str] = 
             launcher: str = "agent-sandbox", check: bool = False, stdin: Stream = subprocess.DEVNULL,
             stdout: Stream = subprocess.PIPE, stderr: Stream = subprocess.PIPE,
             env: Optional[Mapping[str, str]] = None) -> GitResult:
-    """Runs git through the launcher. A launcher code (200-231; git itself never exits there)
+    """Runs git through the launcher. A launcher code (200-239; git itself never exits there)
     raises the LauncherError subclass of its kind; git's own code is returned, or raises GitFailed
     when check=True and it is not 0. Pass a file as stdout= for output that may be large: the
     workspace is the agent's, and so is the size of what git prints about it."""

@@ -31,7 +31,7 @@ KILL_SWITCHES = {
 }
 # Fields of a record that legitimately differ between two identical runs (the tripwire's: its
 # random decoy mark and the times of first trips).
-VOLATILE = ("durations_ms", "started_unix", "container_id", "counters", "tripwire")
+VOLATILE = ("durations_ms", "started_unix", "container_id", "counters", "tripwire", "disk")
 
 # Kinds no local launch of this build can produce, and why. Every other kind has a forcer
 # below; a kind added to the table without either entry fails test_every_kind_is_accounted_for.
@@ -55,6 +55,10 @@ NOT_FORCIBLE_HERE = {
     "sweep_incomplete": "only when the sweep after a session can neither sweep nor set aside what the agent left "
                         "(tests/integration/test_sweep.py forces it with a seat's [git_sweep] time limit)",
     "attach_refused": "only `attach` and `stop` return it, never a session (tests/integration/test_interactive.py)",
+    "killed_disk": "needs a session writing past its disk budget on a filesystem of the test's own "
+                   "(tests/integration/test_disk.py Budget and Floor force it)",
+    "disk_floor": "needs a filesystem below the seat's disk floor: a loop-mounted ext4 of the test's own "
+                  "(tests/integration/test_disk.py Floor.test_no_session_starts_below_the_floor)",
     "credential_exposed": "only inject mode's end-of-session scan returns it, when a real token value is found inside "
                           "the container; the agent never holds one (tests/integration/test_inject.py)",
 }

@@ -59,7 +59,8 @@ const json kSecurity = {{"runAsUser", 1000},
                         {"readOnlyRootFilesystem", true},
                         {"capabilities", {{"drop", {"ALL"}}}},
                         {"seccompProfile", {{"type", "RuntimeDefault"}}}};
-const json kResources = {{"limits", {{"memory", "12Gi"}, {"cpu", "4"}}}, {"requests", {{"memory", "12Gi"}, {"cpu", "4"}}}};
+const json kResources = {{"limits", {{"memory", "12Gi"}, {"cpu", "4"}, {"ephemeral-storage", "8Gi"}}},
+                          {"requests", {{"memory", "12Gi"}, {"cpu", "4"}, {"ephemeral-storage", "8Gi"}}}};
 
 std::string read_doc(const std::string& rel) {
   std::ifstream in(std::string(ASBX_SOURCE_DIR) + "/" + rel);
@@ -161,6 +162,7 @@ TEST_CASE("kube: what a Pod cannot say is annotated, one key per documented gap"
                              {"agent-sandbox/nproc", "4096"},
                              {"agent-sandbox/cpu-shares", "256"},
                              {"agent-sandbox/memory-swap", "0"},
+                             {"agent-sandbox/disk-inodes", "200000"},
                              {"agent-sandbox/host-paths", "bind0,bind1"},
                              {"agent-sandbox/pod-security", "privileged"},
                              {"agent-sandbox/init", "podman-init"},

@@ -1,0 +1,80 @@
+#include "launcher/lifecycle/disk_usage.h"
+
+#include <algorithm>
+#include <set>
+#include <sys/statvfs.h>
+#include <utility>
+
+#include "base/units.h"
+#include "launcher/gitguard/walk.h"
+
+namespace asbx {
+
+FsRoom fs_room(int fd, const std::string& path) {
+  FsRoom r;
+  r.path = path;
+  struct statvfs v{};
+  if (::fstatvfs(fd, &v) != 0) return r;
+  auto frsize = static_cast<std::int64_t>(v.f_frsize);
+  r.free_bytes = static_cast<std::int64_t>(v.f_bavail) * frsize;
+  r.free_inodes = static_cast<std::int64_t>(v.f_favail);
+  r.used_bytes = static_cast<std::int64_t>(v.f_blocks - v.f_bfree) * frsize;
+  r.used_inodes = static_cast<std::int64_t>(v.f_files - v.f_ffree);
+  return r;
+}
+
+TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::string>& labels, std::int64_t max_entries) {
+  TreeUsage u;
+  WalkBudget budget;
+  budget.max_entries = max_entries;
+  std::set<std::pair<dev_t, ino_t>> linked;  // an inode with several names counts once
+  for (std::size_t i = 0; i < dir_fds.size(); ++i)
+    walk_beneath(dir_fds[i], labels[i], budget, [&](const WalkEntry& e) {
+      bool once = S_ISDIR(e.st.st_mode) || e.st.st_nlink < 2 || linked.insert({e.st.st_dev, e.st.st_ino}).second;
+      if (once) u.bytes += static_cast<std::int64_t>(e.st.st_blocks) * 512, ++u.inodes;
+      return true;
+    });
+  u.stopped = budget.stopped;
+  return u;
+}
+
+std::vector<std::string> writable_dirs(const LaunchPlan& plan) {
+  std::vector<std::string> all;
+  for (const auto& m : plan.mounts)
+    if (m.type == "bind" && !m.read_only()) all.push_back(m.source);
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> out;
+  for (const auto& d : all) {
+    bool inside = std::any_of(out.begin(), out.end(), [&](const std::string& o) { return d == o || d.rfind(o + "/", 0) == 0; });
+    if (!inside) out.push_back(d);
+  }
+  return out;
+}
+
+std::string floor_problem(const std::vector<FsRoom>& rooms, const Limits& l) {
+  for (const auto& r : rooms) {
+    if (r.free_bytes < 0) return "cannot read the free space of the filesystem holding '" + r.path + "'";
+    if (r.free_bytes < l.floor_bytes)
+      return "the filesystem holding '" + r.path + "' has " + format_size(r.free_bytes) + " free, below the seat's disk floor of " +
+             format_size(l.floor_bytes) + " ([limits] disk_floor in " + l.disk_source + "); nothing was created";
+    if (r.free_inodes < l.floor_inodes)
+      return "the filesystem holding '" + r.path + "' has " + std::to_string(r.free_inodes) + " free inodes, below the seat's floor of " +
+             std::to_string(l.floor_inodes) + " ([limits] disk_floor_inodes in " + l.disk_source + "); nothing was created";
+  }
+  return "";
+}
+
+bool must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms) {
+  if (t.since_walk_ms < t.walk_gap_ms) return false;
+  if (t.near_floor && (t.grown_bytes > 0 || t.grown_inodes > 0)) return true;  // someone there is adding
+  if (t.exact_bytes + t.grown_bytes >= l.disk_bytes || t.exact_inodes + t.grown_inodes >= l.disk_inodes) return true;
+  return t.since_walk_ms >= periodic_ms;  // another writer freeing space could hide growth from the counters
+}
+
+std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l) {
+  if (added_bytes >= l.disk_bytes || added_inodes >= l.disk_inodes) return "budget";
+  if (near_floor && (added_bytes > kFloorSlackBytes || added_inodes > kFloorSlackInodes)) return "floor";
+  return "";
+}
+
+}  // namespace asbx

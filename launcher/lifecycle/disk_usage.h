@@ -1,0 +1,64 @@
+// What a session adds to the seat's disk, measured the two ways the watcher combines
+// (launcher/lifecycle/disk_watch.h): the filesystems' own counters (statvfs: one system call,
+// every tick, but shared with every other writer there) and a walk of the session's writable
+// binds (exact for the session, costly: only when the counters say it may matter). The rule that
+// decides from them is pure (disk_step) and unit-tested.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/plan.h"
+
+namespace asbx {
+
+// One filesystem a session can write, as statvfs saw it.
+struct FsRoom {
+  std::string path;               // the first writable dir on it (for messages)
+  std::uint64_t dev = 0;
+  std::int64_t free_bytes = -1;   // f_bavail * f_frsize: what an unprivileged writer still gets
+  std::int64_t free_inodes = -1;  // f_favail
+  std::int64_t used_bytes = 0;    // (f_blocks - f_bfree) * f_frsize
+  std::int64_t used_inodes = 0;   // f_files - f_ffree
+};
+
+// statvfs of an open dir; free_bytes < 0 when it failed.
+FsRoom fs_room(int fd, const std::string& path);
+
+// The bytes (st_blocks * 512, a hard-linked inode once) and the entries beneath some dirs, never
+// following a link, at most `max_entries` (then `stopped` says so and the figures are a floor).
+struct TreeUsage {
+  std::int64_t bytes = 0;
+  std::int64_t inodes = 0;
+  std::string stopped;
+};
+TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::string>& labels, std::int64_t max_entries);
+
+// The writable binds of a plan (a bind inside another is walked with it), and where they are.
+std::vector<std::string> writable_dirs(const LaunchPlan& plan);
+
+// The floor, before anything exists: "" or the refusal (which filesystem, how much is left).
+std::string floor_problem(const std::vector<FsRoom>& rooms, const Limits& l);
+
+// The pure rule of one tick. `exact` is the session's own addition at its last walk, `grown` what
+// its filesystems gained since that walk (an upper bound of the session's growth since, unless
+// another writer freed space meanwhile: the periodic walk catches that).
+struct DiskTick {
+  std::int64_t exact_bytes = 0, exact_inodes = 0;
+  std::int64_t grown_bytes = 0, grown_inodes = 0;
+  bool near_floor = false;       // a filesystem is within the guard band above the floor (walked when it grows)
+  std::int64_t since_walk_ms = 0;
+  std::int64_t walk_gap_ms = 0;  // the least time between two walks (5 x the last one's length)
+};
+bool must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms);
+
+// After a walk: "" (go on), "budget" or "floor" (end the session). Near the floor a session is
+// ended when it added more than the slack since it started (one that adds nothing is left alone).
+std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l);
+
+inline constexpr std::int64_t kFloorGuardBytes = 256LL << 20;  // act this far above the floor
+inline constexpr std::int64_t kFloorGuardInodes = 5000;
+inline constexpr std::int64_t kFloorSlackBytes = 1LL << 20;   // what a session may add near the floor
+inline constexpr std::int64_t kFloorSlackInodes = 100;
+
+}  // namespace asbx

@@ -1,0 +1,140 @@
+// The disk budget and floor: the config keys, the cap, the watcher's pure rule, the walk's count.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "launcher/doctor/doctor_disk.h"
+#include "launcher/lifecycle/disk_usage.h"
+#include "plan/build_plan.h"
+#include "plan/config.h"
+#include "temp_dir.h"
+
+using namespace asbx;
+
+namespace {
+
+UserFacts root_facts() {
+  UserFacts u;
+  u.name = "root";
+  u.home = "/root";
+  return u;
+}
+
+Limits limits(std::int64_t bytes, std::int64_t inodes) {
+  Limits l;
+  l.disk_bytes = bytes, l.disk_inodes = inodes, l.floor_bytes = 1000, l.floor_inodes = 10, l.disk_source = "s.toml";
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("disk: [limits] keys, their errors, and --disk never above the seat's") {
+  SeatConfig seat = parse_seat_config("[limits]\ndisk = \"1g\"\ndisk_inodes = 500\ndisk_floor = \"3g\"\ndisk_floor_inodes = 9\n",
+                                      "s.toml", root_facts());
+  CHECK((seat.disk == "1g" && seat.disk_inodes == 500 && seat.disk_floor == "3g" && seat.disk_floor_inodes == 9));
+  CHECK_THROWS_WITH_AS(parse_seat_config("[limits]\ndisk = \"lots\"\n", "s.toml", root_facts()),
+                       "s.toml:2: disk: 'lots' is not a number", Error);
+  CHECK_THROWS_WITH_AS(parse_seat_config("[limits]\ndisk_inodes = 0\n", "s.toml", root_facts()),
+                       "s.toml:2: 'disk_inodes' must be at least 1", Error);
+  Request r;
+  r.argv = {"true"};
+  SessionFacts facts;
+  facts.now_unix = 1;
+  LaunchPlan plan = build_plan(r, seat, root_facts(), facts);
+  CHECK((plan.limits.disk_bytes == 1LL << 30 && plan.limits.disk_inodes == 500 && plan.limits.floor_bytes == 3LL << 30));
+  r.disk = "100m";
+  r.disk_inodes = 50;
+  plan = build_plan(r, seat, root_facts(), facts);
+  CHECK((plan.limits.disk_bytes == 100LL << 20 && plan.limits.disk_inodes == 50));
+  r.disk = "2g";
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_facts(), facts), "--disk: 2g is above the seat's 1g ([limits] disk in s.toml)", Error);
+  r.disk = "1g";
+  r.disk_inodes = 501;
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_facts(), facts),
+                       "--disk-inodes: 501 is above the seat's 500 ([limits] disk_inodes in s.toml)", Error);
+}
+
+TEST_CASE("disk: the watcher walks when the counters could reach the budget, near the floor, or every 10 s") {
+  Limits l = limits(100, 50);
+  DiskTick t;
+  t.since_walk_ms = 20;
+  CHECK_FALSE(must_walk(t, l, 10'000));
+  t.exact_bytes = 60, t.grown_bytes = 40;
+  CHECK(must_walk(t, l, 10'000));  // could have reached it: measure exactly
+  t.walk_gap_ms = 100;
+  CHECK_FALSE(must_walk(t, l, 10'000));  // not more often than 5 x the last walk
+  t = DiskTick{};
+  t.grown_inodes = 50;
+  CHECK(must_walk(t, l, 10'000));
+  t = DiskTick{};
+  t.near_floor = true;
+  CHECK_FALSE(must_walk(t, l, 10'000));  // near the floor but nobody adds: nothing to decide
+  t.grown_bytes = 1;
+  CHECK(must_walk(t, l, 10'000));
+  t = DiskTick{};
+  t.since_walk_ms = 10'000;
+  CHECK(must_walk(t, l, 10'000));
+}
+
+TEST_CASE("disk: the verdict after a walk") {
+  Limits l = limits(100 << 20, 5000);
+  CHECK(disk_verdict(99 << 20, 10, false, l) == "");
+  CHECK(disk_verdict(100 << 20, 10, false, l) == "budget");
+  CHECK(disk_verdict(0, 5000, false, l) == "budget");
+  CHECK(disk_verdict(2 << 20, 0, false, l) == "");
+  CHECK(disk_verdict(2 << 20, 0, true, l) == "floor");        // added near the floor
+  CHECK(disk_verdict(1 << 20, 100, true, l) == "");           // within the slack: a quiet neighbour
+  CHECK(disk_verdict(0, 101, true, l) == "floor");
+}
+
+TEST_CASE("disk: the floor before anything exists, in bytes and inodes") {
+  Limits l = limits(1, 1);
+  FsRoom r;
+  r.path = "/ws/a", r.free_bytes = 999, r.free_inodes = 100;
+  CHECK(floor_problem({r}, l) ==
+        "the filesystem holding '/ws/a' has 999 free, below the seat's disk floor of 1000 ([limits] disk_floor in s.toml); nothing was created");
+  r.free_bytes = 1000, r.free_inodes = 9;
+  CHECK(floor_problem({r}, l) ==
+        "the filesystem holding '/ws/a' has 9 free inodes, below the seat's floor of 10 ([limits] disk_floor_inodes in s.toml); nothing was created");
+  r.free_inodes = 10;
+  CHECK(floor_problem({r}, l) == "");
+}
+
+TEST_CASE("disk: the writable binds, a bind inside another once") {
+  LaunchPlan plan;
+  plan.mounts = {{"bind", "/ws/a", "/sandbox/workspaces/a", {"rbind", "rw"}},
+                 {"bind", "/ws/a/.git/objects", "/x", {"rbind", "rw"}},
+                 {"bind", "/ws/ab", "/y", {"rbind", "rw"}},
+                 {"bind", "/etc/ro", "/z", {"rbind", "ro"}},
+                 {"tmpfs", "tmpfs", "/tmp", {"rw"}}};
+  CHECK(writable_dirs(plan) == std::vector<std::string>{"/ws/a", "/ws/ab"});
+}
+
+TEST_CASE("disk: the walk counts blocks and entries, a hard-linked file once, never a link's target") {
+  test::TempDir d;
+  d.write("a/big", std::string(64 * 1024, 'x'));
+  d.write("b", "y");
+  REQUIRE(::link(d.s("a/big").c_str(), d.s("a/again").c_str()) == 0);
+  REQUIRE(::symlink("/usr", d.s("usr").c_str()) == 0);
+  int fd = ::open(d.s().c_str(), O_RDONLY | O_DIRECTORY);
+  TreeUsage u = tree_usage({fd}, {"top"}, 1000);
+  CHECK(u.inodes == 4);  // a, a/big (a/again is the same inode), b, usr
+  CHECK(u.bytes >= 64 * 1024);
+  CHECK(u.bytes < 200 * 1024);
+  CHECK(u.stopped.empty());
+  TreeUsage capped = tree_usage({fd}, {"top"}, 2);
+  CHECK(capped.stopped.rfind("more than 2 entries", 0) == 0);
+  ::close(fd);
+}
+
+TEST_CASE("disk: doctor says how the budget is kept and the room above the floor") {
+  SeatConfig seat;
+  DoctorCheck c = disk_check("/ws", "ext4", 3LL << 30, 60000, seat);
+  CHECK(c.ok);
+  CHECK(c.detail ==
+        "/ws (ext4): budget 8g / 200000 inodes per session, kept by the launcher's watcher (no quota on this kernel); "
+        "3g and 60000 inodes free, floor 2g / 50000: 1g above the floor, 10000 inodes above it");
+  CHECK_FALSE(disk_check("/ws", "ext4", 1LL << 30, 60000, seat).ok);
+}
