@@ -102,6 +102,12 @@ json create_body(const LaunchPlan& plan) {
       {"r_limits", rlimits_json(plan.limits)},
       {"resource_limits", resources_json(plan.limits)},
       {"mounts", mounts_json(plan.mounts)},
+      // The container is removed when the session ends: its writable layer need not be synced
+      // to disk (overlay "volatile"; the podman CLI sets it for --rm). docs/BENCHMARKS.md.
+      {"volatile", true},
+      // conmon stays in the service's cgroup instead of one made for it per container; the
+      // container's own cgroup, and so every limit, is unchanged (the limits check still reads it).
+      {"cgroups_mode", "no-conmon"},
   };
   // Rootless: keep-id maps the caller onto itself, and the agent runs as the caller, so
   // files it writes in the workspace belong to the caller (not to a subordinate uid).
