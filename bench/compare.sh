@@ -193,7 +193,7 @@ if ((remote)); then
 fi
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), podman $(podman --version | awk '{print $3}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "command: bench/compare.sh --runs $runs$( ((remote)) || echo ' --no-remote') --stream-mib $stream_mib"
+echo "command: bench/compare.sh --runs $runs$( ((remote)) || echo ' --no-remote') --stream-mib $stream_mib${before:+ --before BUILD}"
 echo
 echo "| row | agent-sandbox | the other tool | ratio | target | met |"
 echo "|---|---|---|---|---|---|"
