@@ -7,7 +7,9 @@ propagation from a host mount made shared for it. These tests show, against the 
   - CONTROL: the same with a private bind (podman's default) never appears inside;
   - a mount made in the container's mount namespace never appears on the host (never back);
   - a bind made read-only before it is moved under the staging dir is read-only inside; CONTROL: a
-    read-only remount after the bind is not propagated (the member's copy stays writable).
+    read-only remount after the bind is not propagated (the member's copy stays writable);
+  - the claim primitive (`podman rename`): of 8 concurrent claims of one member exactly one wins.
+Levers: the create body's `volatile` and `cgroups_mode` are applied (read live, with a CONTROL).
 docs/DECISIONS.md "Warm pool" says what a pool needs beyond this and why it is not built yet.
 """
 import os
@@ -18,7 +20,7 @@ import tempfile
 import time
 import uuid
 
-from harness import IMAGE, LAUNCHER, SeatTest, podman
+from harness import CONTAINERS_CONF, IMAGE, LAUNCHER, SOCKET, SeatTest, podman
 
 
 def sh(*args, check=True):
@@ -164,3 +166,26 @@ class Levers(SeatTest):
         self.addCleanup(podman, "rm", "-f", "-t", "0", name, check=False)
         podman("start", name)
         self.assertIn("conmon", self.conmon_cgroups(name))
+
+
+class ClaimPrimitive(SeatTest):
+    """The claim a pool would use: `podman rename` of a member to the session's name is atomic in
+    the service, so of concurrent claims of one member exactly one wins."""
+
+    def test_concurrent_renames_of_one_member_have_one_winner(self):
+        env = dict(os.environ, CONTAINERS_CONF=CONTAINERS_CONF)
+        for round_ in range(3):
+            member = "asbx-warmtest-member-" + uuid.uuid4().hex[:8]
+            podman("create", "--name", member, "--network", "none", IMAGE, "true")
+            podman("init", member)
+            claims = ["asbx-warmtest-claim-%d-%s" % (i, uuid.uuid4().hex[:6]) for i in range(8)]
+            for name in [member, *claims]:
+                self.addCleanup(podman, "rm", "-f", name, check=False)
+            procs = [subprocess.Popen(["podman", "--url", "unix://" + SOCKET, "rename", member, c], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in claims]
+            won = [c for c, p in zip(claims, procs) if p.wait() == 0]
+            self.assertEqual(len(won), 1, f"round {round_}: {won}")
+            names = podman("ps", "-a", "--format", "{{.Names}}").stdout.split()
+            self.assertIn(won[0], names)
+            self.assertNotIn(member, names)
+            self.assertEqual([c for c in claims if c in names], won)
