@@ -3,7 +3,9 @@
 # instead, in one run (hyperfine, alternating runs). Writes a markdown table to stdout; progress
 # and hyperfine's own output go to stderr.
 #
-#   bench/compare.sh [--runs N] [--no-remote] [--registry FILE] [--stream-mib M] [--json FILE]
+#   bench/compare.sh [--runs N] [--no-remote] [--registry FILE] [--stream-mib M] [--json FILE] [--before BUILD]
+#
+# --before BUILD adds a row: this build's `-- true` against another build's (e.g. main's), alternating.
 #
 # Needs ./scripts/demo.sh (the local seat). The remote rows need the seat hosts of the remote tests
 # (scripts/test-prep.d/40-remote-seats.sh boots rd-1 and rd-2; its registry is the default, the
@@ -13,7 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 
-runs=10 remote=1 stream_mib=1024 json_out=
+runs=10 remote=1 stream_mib=1024 json_out= before=
 state=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
 registry=$state/registry-rd.toml
 while (($#)); do
@@ -23,6 +25,7 @@ while (($#)); do
     --registry) registry=${2:?}; shift 2 ;;
     --stream-mib) stream_mib=${2:?}; shift 2 ;;
     --json) json_out=${2:?}; shift 2 ;;
+    --before) before=${2:?}; shift 2 ;;
     *) sed -n '2,/^set/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
@@ -67,6 +70,26 @@ hf "local session -- true" "$work/local.json" "$ASBX -- true" "$PODMAN_CLI $ASBX
 ours=$(median "$work/local.json" 0); cli=$(median "$work/local.json" 1); rem=$(median "$work/local.json" 2)
 r=$(ratio "$ours" "$cli"); row "local session \`-- true\` vs \`podman run\` CLI" "$ours" "$cli" "$r" "≤ 0.85×" "$(yes_no le "$r" 0.85)"
 r=$(ratio "$ours" "$rem"); row "local session \`-- true\` vs \`podman --remote run\`" "$ours" "$rem" "$r" "—" "—"
+
+if [[ -n $before ]]; then
+  hf "local session -- true, before/after" "$work/before.json" "$ASBX -- true" "$before/agent-sandbox ${LIMITS[*]} -- true"
+  ours=$(median "$work/before.json" 0); old=$(median "$work/before.json" 1)
+  row "local session \`-- true\`: this build vs \`$before\`" "$ours" "$old" "$(ratio "$ours" "$old")" "stated" "—"
+fi
+
+# 1b. The time from the call to the agent's first instruction: the agent's first process prints
+#     the clock (`date +%s%N`, the command itself, exec'd by the container's init), median of the runs.
+first_instruction() {  # first_instruction CMD...: median ms from the call to the agent's clock
+  local i s t out=()
+  for i in $(seq 1 "$runs"); do
+    s=$(date +%s%N); t=$("$@" date +%s%N 2>/dev/null | tail -1)
+    out+=("$(( (t - s) / 1000000 ))")
+  done
+  printf '%s\n' "${out[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] / 1000 }'
+}
+log "call → the agent's first instruction"
+ours=$(first_instruction $ASBX --); cli=$(first_instruction $PODMAN_CLI "$ASBX_IMAGE")
+row "call → the agent's first instruction (cold path; median of $runs)" "$ours" "$cli" "$(ratio "$ours" "$cli")" "≤ 0.100 s (warm)" "$(yes_no le "$ours" 0.1)"
 
 # 2. Streaming: N MiB of stdout to /dev/null, and the launcher's peak RSS meanwhile.
 bytes=$((stream_mib * 1048576))
@@ -170,7 +193,7 @@ if ((remote)); then
 fi
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), podman $(podman --version | awk '{print $3}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "command: bench/compare.sh --runs $runs$( ((remote)) || echo ' --no-remote') --stream-mib $stream_mib"
+echo "command: bench/compare.sh --runs $runs$( ((remote)) || echo ' --no-remote') --stream-mib $stream_mib${before:+ --before BUILD}"
 echo
 echo "| row | agent-sandbox | the other tool | ratio | target | met |"
 echo "|---|---|---|---|---|---|"

@@ -117,6 +117,12 @@ json create_body(const LaunchPlan& plan) {
       // No copy of the agent's output in podman's storage (k8s-file would write userdata/ctr.log,
       // as large as all the agent prints): the launcher's attach is the only reader.
       {"log_configuration", {{"driver", "none"}}},
+      // The container is removed when the session ends: its writable layer need not be synced
+      // to disk (overlay "volatile"; the podman CLI sets it for --rm). docs/BENCHMARKS.md.
+      {"volatile", true},
+      // conmon stays in the service's cgroup instead of one made for it per container; the
+      // container's own cgroup, and so every limit, is unchanged (the limits check still reads it).
+      {"cgroups_mode", "no-conmon"},
   };
   // Rootless: keep-id maps the caller onto itself, and the agent runs as the caller, so
   // files it writes in the workspace belong to the caller (not to a subordinate uid).
