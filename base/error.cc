@@ -38,6 +38,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::credential_exposed, 226, "credential_exposed", "inject mode: a real token value was found inside the container at the session's end (the record names where; the value never)"},
       {ErrorKind::host_git_unavailable, 227, "host_git_unavailable", "agent-sandbox git: the host's git (/usr/bin/git) is missing or could not be run; nothing ran"},
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
+      {ErrorKind::isolation_unavailable, 231, "isolation_unavailable", "the session asked for or the seat requires gVisor (runsc) and it is missing or one of the session's guarantees cannot hold under it; refused before anything was created"},
   };
   return table;
 }

@@ -37,6 +37,7 @@ enum class ErrorKind {
   host_git_unavailable,
   attach_refused,
   credential_exposed,
+  isolation_unavailable,
 };
 
 struct ExitCodeRow {

@@ -11,6 +11,7 @@
 #include "credtable/credtable.h"
 #include "credtable/env_policy.h"
 #include "base/error.h"
+#include "plan/isolation.h"
 #include "plan/netns_check.h"
 #include "egress/policy.h"
 #include "plan/network.h"
@@ -183,8 +184,12 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan_session_egress(req, seat, plan);
   plan_state(req, seat, plan);
   plan.tripwire = plan_tripwire(seat.tripwire, plan, seat.path.empty() ? "the seat config (" + seat_config_hint(user) + ")" : seat.path);
+  plan_isolation(req, seat, plan, facts.executable ? facts.executable : [](const std::string& p) {
+    return ::access(p.c_str(), X_OK) == 0;
+  });
   plan.labels = session_labels(plan, user, facts);
   if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
+  if (plan.isolation.wall != "runc") plan.labels["agent-sandbox.isolation"] = plan.isolation.wall;
   return plan;
 }
 

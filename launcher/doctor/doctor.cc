@@ -11,6 +11,7 @@
 
 #include "plan/config.h"
 #include "launcher/doctor/doctor_credentials.h"
+#include "launcher/doctor/doctor_runsc.h"
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/podman/podman_api.h"
@@ -142,6 +143,7 @@ std::vector<DoctorCheck> run_doctor() {
   out.push_back(check("cgroup", version != "unknown", "cgroup " + version, "mount /sys/fs/cgroup"));
   out.push_back(check_limits(user, seat, version));
   check_credentials(seat, user, static_cast<std::int64_t>(std::time(nullptr)), out);
+  check_runsc(seat, user, out);
   return out;
 }
 

@@ -72,6 +72,14 @@ json tripwire_plan_json(const TripwirePlan& t) {
 }
 
 // Not in the create body: what the launcher copies, sweeps and scans around the agent (docs/MOUNTS.md).
+json isolation_json(const Isolation& i) {
+  json seat_tmpfs = json::array();
+  for (const auto& m : i.seat_tmpfs) seat_tmpfs.push_back({{"source", m.source}, {"destination", m.destination}, {"options", m.options}});
+  return {{"wall", i.wall}, {"oci_runtime", i.oci_runtime.empty() ? json(nullptr) : json(i.oci_runtime)},
+          {"platform", i.platform.empty() ? json(nullptr) : json(i.platform)},
+          {"required_by", i.required_by.empty() ? json(nullptr) : json(i.required_by)}, {"seat_tmpfs", seat_tmpfs}};
+}
+
 json git_plan_json(const GitPlan& g) {
   if (g.shape.empty()) return nullptr;
   json swept = json::array();
@@ -110,6 +118,8 @@ json create_body(const LaunchPlan& plan) {
   // can be sent that way; without this the kernel refuses the socket and nobody sees the try).
   if (!plan.tripwire.ping_group_range.empty())
     body["sysctl"] = {{"net.ipv4.ping_group_range", plan.tripwire.ping_group_range}};
+  // gVisor: the runtime podman runs for this container only (the wrapper adds runsc's flags).
+  if (!plan.isolation.oci_runtime.empty()) body["oci_runtime"] = plan.isolation.oci_runtime;
   body["user"] = plan.user;
   return body;
 }
@@ -148,6 +158,7 @@ json plan_json(const LaunchPlan& plan) {
       {"state", state_plan_json(plan.state)},
       {"tripwire", tripwire_plan_json(plan.tripwire)},
       {"git", git_plan_json(plan.git)},
+      {"isolation", isolation_json(plan.isolation)},
       {"create_body", create_body(plan)},
   };
 }
