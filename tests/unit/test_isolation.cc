@@ -69,6 +69,9 @@ TEST_CASE("isolation: a runc seat runs runc; --isolation gvisor asks for runsc t
   CHECK(g.isolation.required_by == "--isolation gvisor");
   CHECK(create_body(g)["oci_runtime"] == "/usr/libexec/agent-sandbox/runsc-ptrace");
   CHECK(g.labels.at("agent-sandbox.isolation") == "gvisor");
+  CHECK(plain.socket == "/run/podman/podman.sock");
+  CHECK(g.socket == "/run/podman/podman-runsc.sock");  // podman 4.3: the runtime is per service
+  CHECK(build_plan(request("gvisor"), seat("runsc_socket = \"/r/g.sock\"\n"), user(0), facts()).socket == "/r/g.sock");
   CHECK(plan_json(g)["isolation"]["wall"] == "gvisor");
 }
 
