@@ -8,8 +8,9 @@ set -euo pipefail
 runs=${1:-5} files=${2:-20000}
 t=$(mktemp -d /tmp/asbx-bench-gvisor-XXXXXX); trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/config/agent-sandbox" "$t/ws/repo"
-printf 'socket = "%s"\nimage = "%s"\nworkspace_root = "%s/ws"\nruntime_dir = "%s/run"\nledger = "%s/ledger.jsonl"\nrunsc_dir = "%s"\n' \
-  "$ASBX_SOCKET" "$ASBX_IMAGE" "$t" "$t" "$t" "$ASBX_BUILD/libexec/agent-sandbox" >"$t/config/agent-sandbox/seat.toml"
+printf 'socket = "%s"\nimage = "%s"\nworkspace_root = "%s/ws"\nruntime_dir = "%s/run"\nledger = "%s/ledger.jsonl"\nrunsc_dir = "%s"\nrunsc_socket = "%s"\n' \
+  "$ASBX_SOCKET" "$ASBX_IMAGE" "$t" "$t" "$t" "$ASBX_BUILD/libexec/agent-sandbox" \
+  "${ASBX_RUNSC_SOCKET:-$ASBX_RUN/podman-runsc.sock}" >"$t/config/agent-sandbox/seat.toml"
 export XDG_CONFIG_HOME=$t/config
 ws=$t/ws/repo
 git -C "$ws" init -q -b main
