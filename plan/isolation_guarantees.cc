@@ -14,7 +14,8 @@ const std::vector<GuaranteeRow>& guarantee_table() {
        "kill is killed_oom whatever exit code runsc reports"},
       {"egress wall and tripwire",
        "runsc runs with network=host inside the session's own namespace: the door and the tripwire's device are "
-       "where they are under runc, reached through the seat's network stack"},
+       "where they are under runc, reached through the seat's network stack (egress measured; the tripwire's "
+       "record under runsc not yet shown)"},
       {"injecting proxy (inject mode)",
        "refused (231): the end-of-session secret scan cannot reach /tmp, /dev/shm or the agent's memory inside the sandbox"},
       {"kernel-surface profile",
