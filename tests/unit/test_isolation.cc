@@ -124,9 +124,9 @@ TEST_CASE("isolation: under gVisor the tmpfs the launcher reaches into is a seat
 
 TEST_CASE("isolation: the seat config's keys are checked") {
   check_refused([] { seat("runtime = \"kata\"\n"); }, ErrorKind::config,
-                "/etc/seat.toml:1:11: runtime must be \"runc\" or \"runsc\"");
+                "/etc/seat.toml:1: runtime must be \"runc\" or \"runsc\"");
   check_refused([] { seat("runsc_platform = \"systrap\"\n"); }, ErrorKind::config,
-                "/etc/seat.toml:1:18: runsc_platform must be \"ptrace\" or \"kvm\"");
+                "/etc/seat.toml:1: runsc_platform must be \"ptrace\" or \"kvm\"");
 }
 
 TEST_CASE("isolation: the Pod asks for the gvisor RuntimeClass") {
@@ -134,7 +134,7 @@ TEST_CASE("isolation: the Pod asks for the gvisor RuntimeClass") {
   r.pod_manifest = true;
   LaunchPlan p = build_plan(r, seat(""), user(0), facts(false));  // the cluster's runtime, not the seat's
   CHECK(p.isolation.seat_tmpfs.empty());
-  CHECK(kube_yaml(p).find("runtimeClassName: gvisor") != std::string::npos);
+  CHECK(kube_yaml(p).find("runtimeClassName: \"gvisor\"") != std::string::npos);
 }
 
 TEST_CASE("isolation: the wrappers carry the runsc row's flags") {
