@@ -41,7 +41,7 @@ bool kvm_opens() {
 }
 
 // A trivial container under runsc, the way a session makes it (create body, gofer, seat tmpfs HOME).
-DoctorCheck trivial_session(const SeatConfig& seat, const UserFacts& user) {
+DoctorCheck trivial_session(const SeatConfig& seat, const UserFacts& user, bool required) {
   Request req;
   req.id = "doctor-runsc-" + std::to_string(::getpid());
   req.isolation = "gvisor";
@@ -55,9 +55,10 @@ DoctorCheck trivial_session(const SeatConfig& seat, const UserFacts& user) {
     bool ok = r.outcome == "exited" && r.exit_code == 0;
     std::string detail = ok ? "`true` ran under runsc (" + plan.isolation.platform + ") in " + std::to_string(r.total_ms) + " ms"
                             : "`true` under runsc: " + (r.message.empty() ? "exit " + std::to_string(r.exit_code) : r.message);
-    return {"runsc_session", ok, detail, ok ? "" : "see the message; sessions that need gVisor are refused (231)"};
+    // Only a seat that requires gVisor fails here; elsewhere --isolation gvisor is what would fail.
+    return {"runsc_session", ok || !required, detail, ok ? "" : "see the message; sessions that need gVisor are refused (231)"};
   } catch (const Error& e) {
-    return {"runsc_session", false, e.what(), "install runsc and the project's wrappers (runsc_dir)"};
+    return {"runsc_session", !required, e.what(), "install runsc, the project's wrappers (runsc_dir) and its podman service (runsc_socket)"};
   }
 }
 
@@ -76,7 +77,7 @@ void check_runsc(const SeatConfig& seat, const UserFacts& user, std::vector<Doct
   out.push_back({"runsc", true, version + (required ? " (the seat requires it)" : " (on request: --isolation gvisor)"), ""});
   std::string kvm = kvm_opens() ? "/dev/kvm creates VMs (try runsc_platform = \"kvm\" if runsc boots on it)" : "no usable /dev/kvm";
   out.push_back({"runsc_platform", true, seat.runsc_platform + " (wrapper " + runsc_wrapper(seat) + "); " + kvm, ""});
-  if (user.uid == 0) out.push_back(trivial_session(seat, user));
+  if (user.uid == 0) out.push_back(trivial_session(seat, user, required));
 }
 
 }  // namespace asbx
