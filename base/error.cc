@@ -40,6 +40,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::sweep_incomplete, 228, "sweep_incomplete", "the check after the session could not sweep or set aside everything the agent left in the workspace or its git dirs (the record's git.unswept names what); do not run git or programs there before removing it"},
       {ErrorKind::killed_disk, 229, "killed_disk", "killed: the session reached its disk budget (--disk, [limits] disk: bytes or inodes added in the workspace and the writable git dirs) or wrote below the seat's disk floor (the record names the budget, the peak, how it was kept)"},
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
+      {ErrorKind::isolation_unavailable, 231, "isolation_unavailable", "the session asked for or the seat requires gVisor (runsc) and it is missing or one of the session's guarantees cannot hold under it; refused before anything was created"},
       {ErrorKind::disk_floor, 232, "disk_floor", "a filesystem the session could write has less free space or free inodes than the seat's disk floor ([limits] disk_floor); nothing was created"},
       {ErrorKind::seccomp_unavailable, 233, "seccomp_unavailable", "the seat's podman default seccomp profile is missing or unreadable, or the session's profile could not be written; nothing was created"},
   };

@@ -41,6 +41,7 @@ enum class ErrorKind {
   seccomp_unavailable,
   killed_disk,
   disk_floor,
+  isolation_unavailable,
 };
 
 struct ExitCodeRow {

@@ -73,6 +73,19 @@ struct IdMap {
   bool operator==(const IdMap&) const = default;
 };
 
+// Which wall stands between the agent and the seat's kernel (plan/isolation.h, docs/ISOLATION.md).
+struct Isolation {
+  std::string wall = "runc";      // "runc": namespaces + seccomp on the seat's kernel; "gvisor": runsc's own kernel
+  std::string oci_runtime;        // the runtime podman runs for this container ("" = the service's default, runc)
+  std::string platform;           // gvisor: "ptrace" or "kvm"
+  std::string required_by;        // who asked: the seat config file, "--isolation gvisor", or "" (the default)
+  // gvisor: the tmpfs mounts the launcher writes into or reads back (HOME, the git tmpfs, ...) live
+  // inside the sandbox's own kernel, out of the seat's reach; each becomes a tmpfs the launcher
+  // mounts on the seat (source: its path there, options: the plan's) and binds in.
+  std::vector<Mount> seat_tmpfs;
+  bool operator==(const Isolation&) const = default;
+};
+
 struct LaunchPlan {
   std::string session_id;
   std::string container_name;
@@ -108,6 +121,7 @@ struct LaunchPlan {
   TripwirePlan tripwire;                 // the catch-all device and the decoys (docs/EGRESS.md)
   GitPlan git;                           // the workspace's repository: copied, swept, scanned (docs/MOUNTS.md)
   SeccompPlan seccomp;                   // the profile podman applies (seccomp/profile.h)
+  Isolation isolation;                   // runc or gVisor (docs/ISOLATION.md)
   bool operator==(const LaunchPlan&) const = default;
 };
 

@@ -2,6 +2,7 @@
 // plan/build_plan.h turns them, the seat's config and facts about the user into a LaunchPlan.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@ struct Request {
   std::optional<std::string> timeout;
   std::optional<std::string> network;
   std::vector<std::string> egress;  // --egress HOST[:PORT] | http://HOST[:PORT] | default (repeatable)
+  std::string isolation;   // --isolation runc|gvisor: "" = the seat's (never weaker than the seat requires)
   std::string runtime;     // credtable row; "" = no credentials
   std::string account;     // credential identity within the row
   std::string credential;  // explicit credential path (overrides the row's template)
@@ -55,6 +57,8 @@ struct SessionFacts {
   std::map<std::string, std::string> environ;  // the launcher's environment (filtered by policy)
   std::string seccomp_default_path;  // the seat's installed podman default profile
   std::string seccomp_default;       // its content as read now ("" when unreadable: planning fails)
+  // Is this file there and executable (runsc, its wrapper)? Unset: access(X_OK). Tests set it.
+  std::function<bool(const std::string&)> executable;
 };
 
 // Where podman (containers/common) installs its default seccomp profile; the seat's own copy is

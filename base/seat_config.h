@@ -50,6 +50,14 @@ struct SeatConfig {
   bool credential_expiring_warn = false;
   std::string state_dir;                   // [state] dir: default --state-dir ("" = no collection)
   StateLimits state_limits;                // [state] max_files, max_bytes
+  // The OCI runtime of every session (docs/ISOLATION.md): "runc", or "runsc" (gVisor) which then
+  // every session must have (--isolation can ask for gVisor on a runc seat, never for less).
+  std::string oci_runtime = "runc";
+  std::string runsc_platform = "ptrace";  // "ptrace" or "kvm" (doctor says whether kvm boots here)
+  std::string runsc_dir = "/usr/libexec/agent-sandbox";  // where the runsc-PLATFORM wrappers are installed
+  // podman 4.3 ignores the create body's oci_runtime (its runtime is per service): gVisor sessions
+  // go to a podman service whose containers.conf makes runsc its runtime ("" = SOCKET's dir/podman-runsc.sock).
+  std::string runsc_socket;
   TripwireSeat tripwire;                   // tripwire, tripwire_canaries (docs/EGRESS.md, "The tripwire")
 };
 

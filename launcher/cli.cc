@@ -56,6 +56,8 @@ void add_session_options(CLI::App& app, Request& req) {
   app.add_option("--network", req.network, "none (default), ns:/run/netns/NAME, container:NAME or slirp4netns (docs/AGENTS.md)");
   app.add_option("--egress", req.egress, "allow HOST[:PORT], http://HOST[:PORT] or default (the runtime's endpoints) "
                  "through the egress proxy; repeatable (docs/EGRESS.md)")->allow_extra_args(false);
+  app.add_option("--isolation", req.isolation, "runc or gvisor: the wall (default: the seat's runtime; never weaker "
+                 "than the seat requires; docs/ISOLATION.md)");
   app.add_option("--runtime", req.runtime, "credtable row: codex, claude or cursor-agent");
   app.add_option("--account", req.account, "credential identity within the runtime row");
   app.add_option("--credential", req.credential, "explicit credential file (instead of the row's template)");

@@ -19,6 +19,16 @@ foreach(shim cdx cld)
 endforeach()
 
 # systemd user units (the gc timer); systemd reads <prefix>/lib/systemd/user for /usr and /usr/local.
+# gVisor: one wrapper per runsc platform, which podman runs as the session's OCI runtime
+# (docs/ISOLATION.md); the tests' seats use the build tree's copies (runsc_dir).
+set(RUNSC /usr/bin/runsc)
+set(FLAGS "--network=host --oci-seccomp")
+foreach(PLATFORM ptrace kvm)
+  configure_file(${ASBX_PKG}/runsc/runsc-wrapper.in ${CMAKE_BINARY_DIR}/libexec/agent-sandbox/runsc-${PLATFORM}
+                 @ONLY FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+  install(PROGRAMS ${CMAKE_BINARY_DIR}/libexec/agent-sandbox/runsc-${PLATFORM}
+          DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/agent-sandbox)
+endforeach()
 configure_file(scripts/systemd/agent-sandbox-gc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service scripts/systemd/agent-sandbox-gc.timer
         DESTINATION lib/systemd/user)
@@ -73,7 +83,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "podman, uidmap, slirp4netns, systemd")
 # python3: for the caller library only (agent_sandbox); git: agent-sandbox git runs /usr/bin/git.
 # A seat host needs neither, so not Depends.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dbus-user-session, fuse-overlayfs, openssh-server, python3, git")
+# runsc: gVisor, for seats whose sessions run under a second kernel (docs/ISOLATION.md).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dbus-user-session, fuse-overlayfs, openssh-server, python3, git, runsc")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
     WORLD_READ WORLD_EXECUTE)

@@ -11,6 +11,7 @@
 #include "credtable/credtable.h"
 #include "credtable/env_policy.h"
 #include "base/error.h"
+#include "plan/isolation.h"
 #include "plan/netns_check.h"
 #include "egress/policy.h"
 #include "plan/network.h"
@@ -209,8 +210,12 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   // tests) name no default: no profile then, and the session refuses to create (session.cc).
   if (!facts.seccomp_default_path.empty())
     plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id);
+  plan_isolation(req, seat, plan, facts.executable ? facts.executable : [](const std::string& p) {
+    return ::access(p.c_str(), X_OK) == 0;
+  });
   plan.labels = session_labels(plan, user, facts);
   if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
+  if (plan.isolation.wall != "runc") plan.labels["agent-sandbox.isolation"] = plan.isolation.wall;
   return plan;
 }
 

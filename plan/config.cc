@@ -122,6 +122,12 @@ void apply_state(const toml::node& node, const std::string& path, const UserFact
   });
 }
 
+std::string one_of(const toml::node& n, const std::string& path, const char* key, const std::vector<std::string>& values) {
+  std::string v = get_string(n, path, key);
+  if (std::find(values.begin(), values.end(), v) != values.end()) return v;
+  throw Error(ErrorKind::config, where(path, n) + ": " + key + " must be \"" + join(values, "\" or \"") + "\"");
+}
+
 TripwireMode tripwire_mode(const toml::node& n, const std::string& path) {
   std::string v = get_string(n, path, "tripwire");
   if (v == "record") return TripwireMode::record;
@@ -190,6 +196,10 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"credential_expiring", [&](const toml::node& n) { c.credential_expiring_warn = credential_expiring_warn(n, path); }},
       {"state", [&](const toml::node& n) { apply_state(n, path, user, c); }},
       {"tripwire", [&](const toml::node& n) { c.tripwire.mode = tripwire_mode(n, path); }},
+      {"runtime", [&](const toml::node& n) { c.oci_runtime = one_of(n, path, "runtime", {"runc", "runsc"}); }},
+      {"runsc_platform", [&](const toml::node& n) { c.runsc_platform = one_of(n, path, "runsc_platform", {"ptrace", "kvm"}); }},
+      {"runsc_dir", str(c.runsc_dir, "runsc_dir")},
+      {"runsc_socket", str(c.runsc_socket, "runsc_socket")},
       {"tripwire_canaries", [&](const toml::node& n) { c.tripwire.canaries = tripwire_canaries(n, path); }},
   });
   if (!roots_set) c.workspace_roots.clear();  // the default root counts only when no list is given

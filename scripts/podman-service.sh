@@ -38,9 +38,32 @@ stop() {
   rm -f "$pidfile" "$ASBX_SOCKET"
 }
 
+# The second service, whose runtime is runsc (gVisor sessions; docs/ISOLATION.md): podman 4.3
+# chooses the runtime per service. Its wrappers are the build tree's unless the package's exist.
+runsc_pidfile=$ASBX_RUN/podman-runsc.pid runsc_socket=$ASBX_RUN/podman-runsc.sock
+runsc_start() {
+  [[ -x /usr/bin/runsc ]] || return 0
+  local dir=/usr/libexec/agent-sandbox
+  [[ -x $dir/runsc-ptrace ]] || dir=$ASBX_BUILD/libexec/agent-sandbox
+  sed "s|/usr/libexec/agent-sandbox|$dir|" "$ASBX_ROOT/scripts/containers-runsc.conf" >"$ASBX_RUN/containers-runsc.conf"
+  runsc_stop
+  (cd "$ASBX_RUN" && CONTAINERS_CONF=$ASBX_RUN/containers-runsc.conf exec setsid podman system service --time=0 \
+     "unix://$runsc_socket") >>"$ASBX_RUN/podman-runsc.log" 2>&1 </dev/null &
+  echo $! >"$runsc_pidfile"
+  for _ in $(seq 1 100); do
+    curl -fsS --max-time 2 --unix-socket "$runsc_socket" http://d/_ping >/dev/null 2>&1 && { chmod 0660 "$runsc_socket"; return 0; }
+    sleep 0.1
+  done
+  asbx_die "the runsc podman service did not answer on $runsc_socket (see $ASBX_RUN/podman-runsc.log)"
+}
+runsc_stop() {
+  if [[ -f $runsc_pidfile ]] && kill -0 "$(cat "$runsc_pidfile")" 2>/dev/null; then kill "$(cat "$runsc_pidfile")"; sleep 0.5; fi
+  rm -f "$runsc_pidfile" "$runsc_socket"
+}
+
 case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
+  start) start; runsc_start ;;
+  stop) stop; runsc_stop ;;
   status) alive && ping && echo "running pid $(cat "$pidfile") socket $ASBX_SOCKET" || { echo stopped; exit 1; } ;;
   *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
 esac

@@ -274,6 +274,8 @@ json pod_spec(const LaunchPlan& plan, const std::string& pod, PodVolumes v) {
                {"securityContext",
                 {{"runAsNonRoot", true}, {"fsGroup", gid}, {"seccompProfile", seccomp_profile(plan)}}}};
   if (plan.timeout_ms > 0) spec["activeDeadlineSeconds"] = ceil_seconds(plan.timeout_ms);
+  // gVisor: the cluster's RuntimeClass of that name (GKE Sandbox's; docs/ISOLATION.md).
+  if (plan.isolation.wall == "gvisor") spec["runtimeClassName"] = "gvisor";
   if (!plan.credentials.empty()) spec["initContainers"] = json::array({credentials_container(plan, pod, v)});
   spec["containers"] = json::array({agent_container(plan, v)});
   spec["volumes"] = v.volumes;

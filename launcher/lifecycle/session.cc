@@ -15,6 +15,8 @@
 #include "launcher/podman/container_root.h"
 #include "launcher/podman/create_lock.h"
 #include "launcher/lifecycle/disk_watch.h"
+#include "launcher/podman/gofer.h"
+#include "launcher/lifecycle/seat_tmpfs.h"
 #include "launcher/lifecycle/home.h"
 #include "launcher/lifecycle/mount_access.h"
 #include "launcher/podman/podman_api.h"
@@ -66,6 +68,7 @@ class Session {
     // what it left in the workspace and the git dirs is swept and scanned (gitguard/guard.h).
     if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
     if (!result_.git.unswept.empty()) sweep_incomplete();
+    seat_tmpfs_.release();  // gVisor: the launcher's pinned fds were its last readers
     result_.total_ms = steady_ms() - t0;
     return result_;
   }
@@ -77,6 +80,7 @@ class Session {
     if (!timed("image", [&] { return api_.image_exists(plan_.image); }))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
+    seat_tmpfs_.mount(plan_);  // gVisor: HOME and the git tmpfs on the seat, bound in (seat_tmpfs.h)
     Created c = timed("create", [&] { return create(); });
     result_.container_id = c.id;
     result_.warnings = c.warnings;
@@ -117,7 +121,8 @@ class Session {
   // from it, never from what the agent could write or print later.
   void before_start(long pid, const nlohmann::json& state) {
     if (pid <= 0) throw Error(ErrorKind::start_failed, "podman reported no process for the initialised container");
-    ContainerRoot root(pid);
+    // gVisor: the sandbox's own root is empty; its gofer serves the container's (gofer.h).
+    ContainerRoot root(plan_.isolation.wall == "gvisor" ? runsc_gofer_pid(pid, result_.container_id) : pid);
     verify_mounts(root);
     check_command(root, state);
     check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
@@ -344,7 +349,8 @@ class Session {
       result_.outcome = "killed";
       result_.exit_code = 128 + result_.signal;
       result_.message = "stopped: the launcher received signal " + std::to_string(result_.signal);
-    } else if (result_.cause == "oom" && code == 128 + SIGKILL) {
+    } else if (result_.cause == "oom" && (code == 128 + SIGKILL || plan_.isolation.wall == "gvisor")) {
+      // gVisor: the seat's OOM killer ends the whole sandbox, whatever code runsc then reports.
       record_error(result_, Error(ErrorKind::killed_oom, "killed: out of memory (the session's memory limit of " +
                                                              format_size(plan_.limits.memory_bytes) + ")"));
       result_.outcome = "killed";
@@ -416,6 +422,7 @@ class Session {
   SessionResult result_;
   CgroupMonitor monitor_;
   SessionHome home_;
+  SeatTmpfs seat_tmpfs_;  // gVisor: before create, released last (after the git check)
   ScratchPins scratch_;  // inject mode: /tmp and /dev/shm outlive the container for the secret scan
   GitGuard git_;
   EgressWall egress_;

@@ -53,6 +53,12 @@ std::string as_text(const json& record, int indent) {
   return record.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
+// Which wall the session had (docs/ISOLATION.md).
+json isolation_record(const LaunchPlan& plan) {
+  const Isolation& i = plan.isolation;
+  return {{"wall", i.wall}, {"platform", or_null(i.platform)}, {"required_by", or_null(i.required_by)}};
+}
+
 }  // namespace
 
 json durations_json(const SessionResult& r) {
@@ -86,6 +92,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"limits", limits_json(plan, r)},
       {"mode", plan.rootless ? "rootless" : "rootful"},
       {"network", plan.network},
+      {"isolation", isolation_record(plan)},
       {"egress", r.egress},
       {"tripwire", r.tripwire},
       {"disk", r.disk},

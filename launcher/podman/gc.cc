@@ -1,4 +1,5 @@
 #include "launcher/podman/gc.h"
+#include "launcher/lifecycle/seat_tmpfs.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -101,6 +102,7 @@ LiveSession session_from_list_entry(const nlohmann::json& e) {
   s.launcher_pid = static_cast<long>(label_number(labels, "agent-sandbox.launcher-pid", s.odd));
   s.boot_id = label_text(labels, "agent-sandbox.boot-id");
   s.persist = label_text(labels, "agent-sandbox.persist") == "1";
+  if (label_text(labels, "agent-sandbox.isolation") == "gvisor") s.wall = "gvisor";
   if (s.odd.empty() && s.launcher_pid > kMaxPid)
     s.odd = "label agent-sandbox.launcher-pid is " + std::to_string(s.launcher_pid) + ", past any pid";
   if (s.odd.empty() && s.container_id.empty()) s.odd = "podman listed it without an Id";
@@ -145,6 +147,7 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
     return;
   }
   std::error_code ignored;
+  if (!runtime_dir.empty()) unmount_seat_tmpfs(runtime_dir + "/" + session);  // a gVisor session's HOME
   if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
 }
 
@@ -218,7 +221,7 @@ nlohmann::json ps_entry(const LiveSession& s, const HostFacts& host, const std::
           {"container", s.container_name}, {"container_id", s.container_id},
           {"state", s.state},            {"started_unix", s.started_unix},
           {"timeout_ms", s.timeout_ms},  {"left_s", left},
-          {"persist", s.persist},        {"terminal", or_null(terminal)},
+          {"persist", s.persist},        {"terminal", or_null(terminal)}, {"wall", s.wall},
           {"launcher_pid", s.launcher_pid}, {"orphan", or_null(why)}, {"odd", or_null(s.odd)},
           {"age_s", host.now_unix - s.started_unix}};
 }
@@ -234,16 +237,16 @@ std::string ps_table(const nlohmann::json& entries) {
                                                                                      : std::string("-");
   };
   char line[512];
-  std::snprintf(line, sizeof line, "%-*s%-28s %-10s %-8s %6s %9s %6s %-9s %8s  %s\n", seats ? 11 : 0, seats ? "SEAT" : "",
-                "SESSION", "OWNER", "STATE", "AGE", "TIMEOUT", "LEFT", "TERMINAL", "LAUNCHER", "ORPHAN");
+  std::snprintf(line, sizeof line, "%-*s%-28s %-10s %-8s %6s %9s %6s %-9s %-6s %8s  %s\n", seats ? 11 : 0, seats ? "SEAT" : "",
+                "SESSION", "OWNER", "STATE", "AGE", "TIMEOUT", "LEFT", "TERMINAL", "WALL", "LAUNCHER", "ORPHAN");
   std::string out = line;
   for (const auto& e : entries) {
     std::string orphan = e.contains("orphan") && e["orphan"].is_string() ? e["orphan"].get<std::string>() : "";
     std::string timeout = e.value("timeout_ms", std::int64_t{0}) > 0 ? secs(e, "timeout_ms", 1000) : "-";
-    std::snprintf(line, sizeof line, "%-*s%-28s %-10s %-8s %6s %9s %6s %-9s %8ld  %s\n", seats ? 11 : 0,
+    std::snprintf(line, sizeof line, "%-*s%-28s %-10s %-8s %6s %9s %6s %-9s %-6s %8ld  %s\n", seats ? 11 : 0,
                   seats ? text(e, "seat").c_str() : "", text(e, "session").c_str(), text(e, "owner").c_str(),
                   text(e, "state").c_str(), secs(e, "age_s", 1).c_str(), timeout.c_str(), secs(e, "left_s", 1).c_str(),
-                  text(e, "terminal").c_str(), e.value("launcher_pid", 0L), orphan.c_str());
+                  text(e, "terminal").c_str(), text(e, "wall").c_str(), e.value("launcher_pid", 0L), orphan.c_str());
     out += line;
   }
   return out;

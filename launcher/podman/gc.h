@@ -23,6 +23,7 @@ struct LiveSession {
   std::int64_t timeout_ms = 0;
   long launcher_pid = 0;  // 0 when the label is missing: such a container is never judged
   std::string boot_id;
+  std::string wall = "runc";  // label agent-sandbox.isolation (absent: runc), docs/ISOLATION.md
   bool persist = false;  // label agent-sandbox.persist: a supervisor owns it; terminals attach
   std::string odd;  // why its labels cannot be judged ("" = fine): such a container is skipped with a warning
 };

@@ -84,6 +84,14 @@ json seccomp_plan_json(const SeccompPlan& s) {
 }
 
 // Not in the create body: what the launcher copies, sweeps and scans around the agent (docs/MOUNTS.md).
+json isolation_json(const Isolation& i) {
+  json seat_tmpfs = json::array();
+  for (const auto& m : i.seat_tmpfs) seat_tmpfs.push_back({{"source", m.source}, {"destination", m.destination}, {"options", m.options}});
+  return {{"wall", i.wall}, {"oci_runtime", i.oci_runtime.empty() ? json(nullptr) : json(i.oci_runtime)},
+          {"platform", i.platform.empty() ? json(nullptr) : json(i.platform)},
+          {"required_by", i.required_by.empty() ? json(nullptr) : json(i.required_by)}, {"seat_tmpfs", seat_tmpfs}};
+}
+
 json git_plan_json(const GitPlan& g) {
   if (g.shape.empty()) return nullptr;
   json swept = json::array();
@@ -139,6 +147,8 @@ json create_body(const LaunchPlan& plan) {
     body["sysctl"] = {{"net.ipv4.ping_group_range", plan.tripwire.ping_group_range}};
   // The project's profile (seccomp/table.h), written by the launcher before create.
   if (!plan.seccomp.path.empty()) body["seccomp_profile_path"] = plan.seccomp.path;
+  // gVisor: the runtime podman runs for this container only (the wrapper adds runsc's flags).
+  if (!plan.isolation.oci_runtime.empty()) body["oci_runtime"] = plan.isolation.oci_runtime;
   body["user"] = plan.user;
   return body;
 }
@@ -182,6 +192,7 @@ json plan_json(const LaunchPlan& plan) {
       {"tripwire", tripwire_plan_json(plan.tripwire)},
       {"git", git_plan_json(plan.git)},
       {"seccomp", seccomp_plan_json(plan.seccomp)},
+      {"isolation", isolation_json(plan.isolation)},
       {"create_body", create_body(plan)},
   };
 }

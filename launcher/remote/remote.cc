@@ -194,6 +194,7 @@ std::vector<std::string> seat_argv(const Request& req, std::int64_t slots) {
   add(a, "--timeout", req.timeout);
   add(a, "--network", req.network);
   for (const auto& e : req.egress) add(a, "--egress", e);
+  add(a, "--isolation", req.isolation);
   add(a, "--runtime", req.runtime);
   add(a, "--account", req.account);
   add(a, "--credential", req.credential);

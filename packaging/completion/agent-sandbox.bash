@@ -20,11 +20,12 @@ _agent_sandbox() {
   case $prev in
     --workspace|--git-mirror) _filedir -d; return ;;
     --status-file|--ledger|--capture-log|--credential|--registry) _filedir; return ;;
+    --isolation) COMPREPLY=($(compgen -W 'runc gvisor' -- "$cur")); return ;;
     --runtime) COMPREPLY=($(compgen -W 'codex claude cursor-agent' -- "$cur")); return ;;
     --network) COMPREPLY=($(compgen -W 'none slirp4netns ns: container:' -- "$cur")); compopt -o nospace; return ;;
     --id|--image|--memory|--pids|--cpus|--cpu-shares|--timeout|--account|--host|--slots) return ;;
   esac
-  local opts='--id --image --workspace --git-mirror --memory --pids --cpus --cpu-shares --timeout --network --runtime
+  local opts='--id --image --workspace --git-mirror --memory --pids --cpus --cpu-shares --timeout --network --isolation --runtime
     --account --credential --tty --persist --dry-run --status-file --ledger --capture-log --help --version --'
   if [[ $cmd == sandbox-run ]]; then opts+=' --slots --capture-stdout'; else opts+=' --registry --host'; fi
   case ${words[1]:-} in

@@ -40,6 +40,23 @@ def _tun_usable_by_all():
 LOCAL_ROOTLESS_SEAT = "" if _tun_usable_by_all() else 'tripwire = "off"\n'
 
 
+# ASBX_TEST_RUNTIME=runsc: every rootful test seat requires gVisor (docs/ISOLATION.md), with the
+# build tree's runsc wrappers; the suites that prove the guarantees run again that way.
+TEST_RUNTIME = os.environ.get("ASBX_TEST_RUNTIME", "runc")
+RUNSC_DIR = BUILD / "libexec" / "agent-sandbox"
+# podman 4.3's runtime is per service: gVisor sessions go to the service scripts/podman-service.sh
+# starts with scripts/containers-runsc.conf.
+RUNSC_SOCKET = os.environ.get("ASBX_RUNSC_SOCKET", "/run/agent-sandbox/podman-runsc.sock")
+
+
+def gvisor_seat_lines(text):
+    if TEST_RUNTIME != "runsc" or os.geteuid() != 0:
+        return ""
+    lines = "" if "\nruntime = " in "\n" + text else 'runtime = "runsc"\n'
+    lines += "" if "\nrunsc_socket = " in "\n" + text else f'runsc_socket = "{RUNSC_SOCKET}"\n'
+    return lines + ("" if "\nrunsc_dir = " in "\n" + text else f'runsc_dir = "{RUNSC_DIR}"\n')
+
+
 def unavailable(test, why):
     """Skip locally, fail in CI: the environment must work there."""
     if MUST_WORK:
@@ -81,7 +98,7 @@ class Seat:
         return self.state_home / "agent-sandbox" / "ledger.jsonl"
 
     def write(self, text):
-        self.config_file.write_text(text)
+        self.config_file.write_text(gvisor_seat_lines(text) + text)  # top-level keys go before any [table]
 
     def env(self, **more):
         env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR",)}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# runc vs runsc (gVisor) side by side in one run (docs/ISOLATION.md, docs/BENCHMARKS.md): each
+# workload as a whole session through the launcher, `--isolation runc` and `--isolation gvisor`
+# alternating under hyperfine. Prints a markdown table (median seconds, ratio) naming the platform.
+#   bench/gvisor.sh [RUNS] [FILES]     (FILES: the checkout git status walks, default 20000)
+set -euo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+runs=${1:-5} files=${2:-20000}
+t=$(mktemp -d /tmp/asbx-bench-gvisor-XXXXXX); trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/config/agent-sandbox" "$t/ws/repo"
+printf 'socket = "%s"\nimage = "%s"\nworkspace_root = "%s/ws"\nruntime_dir = "%s/run"\nledger = "%s/ledger.jsonl"\nrunsc_dir = "%s"\nrunsc_socket = "%s"\n' \
+  "$ASBX_SOCKET" "$ASBX_IMAGE" "$t" "$t" "$t" "$ASBX_BUILD/libexec/agent-sandbox" \
+  "${ASBX_RUNSC_SOCKET:-$ASBX_RUN/podman-runsc.sock}" >"$t/config/agent-sandbox/seat.toml"
+export XDG_CONFIG_HOME=$t/config
+ws=$t/ws/repo
+git -C "$ws" init -q -b main
+for ((d = 0; d < (files + 999) / 1000; d++)); do mkdir "$ws/d$d" && (cd "$ws/d$d" && seq -f "f%g" 0 999 | xargs touch); done
+git -C "$ws" add -A && git -C "$ws" -c user.name=b -c user.email=b@b commit -q -m base
+chown -R 1000:1000 "$ws"
+platform=$(sed -n 's/.*--platform=\([a-z]*\).*/\1/p' "$ASBX_BUILD/libexec/agent-sandbox/runsc-ptrace")
+
+declare -A work=(
+  [start]="true"
+  [fork_exec_300]="sh -c 'i=0; while [ \$i -lt 300 ]; do /bin/true; i=\$((i+1)); done'"
+  [file_walk_usr]="sh -c 'find /usr -xdev >/dev/null'"
+  [git_status_${files}]="git -C /sandbox/workspaces/repo status --porcelain"
+)
+if "$ASBX_BUILD/agent-sandbox" -- sh -c 'command -v npm' >/dev/null 2>&1; then
+  work[npm_install_local]="sh -c 'cd /tmp && mkdir p && cd p && printf \"{\\\"name\\\":\\\"l\\\",\\\"version\\\":\\\"1.0.0\\\"}\" >package.json && npm pack -s >/dev/null && mkdir ../q && cd ../q && npm install --offline --no-audit --no-fund ../p/l-1.0.0.tgz >/dev/null'"
+fi
+echo "| workload | runc (s) | runsc $platform (s) | ratio |"
+echo "|---|---|---|---|"
+for name in start fork_exec_300 file_walk_usr "git_status_${files}" npm_install_local; do
+  [[ -n ${work[$name]:-} ]] || continue
+  flags="--workspace $ws"
+  hyperfine -N --runs "$runs" --export-json "$t/$name.json" \
+    -n runc "$ASBX_BUILD/agent-sandbox $flags --isolation runc -- ${work[$name]}" \
+    -n runsc "$ASBX_BUILD/agent-sandbox $flags --isolation gvisor -- ${work[$name]}" >&2
+  python3 - "$t/$name.json" "$name" <<'PY'
+import json, sys
+r = {x["command"]: x["median"] for x in json.load(open(sys.argv[1]))["results"]}
+print(f"| {sys.argv[2]} | {r['runc']:.2f} | {r['runsc']:.2f} | {r['runsc'] / r['runc']:.1f}× |")
+PY
+done

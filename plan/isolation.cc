@@ -1,0 +1,115 @@
+#include "plan/isolation.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "base/error.h"
+
+namespace asbx {
+namespace {
+
+constexpr std::int64_t kGvisorMinPids = 256;
+
+[[noreturn]] void unavailable(const std::string& why) {
+  throw Error(ErrorKind::isolation_unavailable, "gVisor (runsc): " + why + "; nothing was created");
+}
+
+std::string wall_of(const std::string& isolation) {
+  if (isolation == "runc") return "runc";
+  if (isolation == "gvisor" || isolation == "runsc") return "gvisor";
+  throw Error(ErrorKind::usage, "--isolation: '" + isolation + "' is neither runc nor gvisor");
+}
+
+bool has_option(const Mount& m, const std::string& opt) {
+  return std::find(m.options.begin(), m.options.end(), opt) != m.options.end();
+}
+
+// A tmpfs the launcher writes into or reads back becomes a tmpfs on the seat, bound in: the
+// sandbox's own tmpfs is in gVisor's memory, out of the seat's reach. /tmp stays the sandbox's.
+void move_tmpfs_to_seat(LaunchPlan& plan) {
+  unsigned uid = 0, gid = 0;
+  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  int n = 0;
+  for (auto& m : plan.mounts) {
+    if (m.type != "tmpfs" || m.destination == "/tmp") continue;
+    Mount seat{"tmpfs", plan.session_dir + "/tmpfs/" + std::to_string(n++), m.destination, {}};
+    std::vector<std::string> bind_opts{"rbind", "rw"};
+    for (const auto& o : m.options) {
+      if (o == "nosuid" || o == "nodev" || o == "noexec") bind_opts.push_back(o), seat.options.push_back(o);
+      else if (o.rfind("size=", 0) == 0 || o.rfind("mode=", 0) == 0) seat.options.push_back(o);
+    }
+    if (has_option(m, "U")) {
+      seat.options.push_back("uid=" + std::to_string(uid));
+      seat.options.push_back("gid=" + std::to_string(gid));
+    }
+    plan.isolation.seat_tmpfs.push_back(seat);
+    m = Mount{"bind", seat.source, m.destination, bind_opts};
+  }
+}
+
+}  // namespace
+
+const std::vector<OciRuntimeRow>& oci_runtime_table() {
+  static const std::vector<OciRuntimeRow> rows = {
+      {"runc", "runc", "", {}, ""},
+      // network=host: the sentry uses the session's own network namespace (podman's: only lo, the
+      // door, the tripwire's device); its own netstack refuses a namespace podman made.
+      // oci-seccomp: the create body's seccomp profile is applied inside the sandbox too.
+      {"runsc", "gvisor", "/usr/bin/runsc", {"--network=host", "--oci-seccomp"}, "gvisor"},
+  };
+  return rows;
+}
+
+const OciRuntimeRow& oci_runtime_row(const std::string& name) {
+  for (const auto& r : oci_runtime_table())
+    if (r.name == name) return r;
+  throw Error(ErrorKind::config, "runtime '" + name + "' is neither runc nor runsc");
+}
+
+std::string runsc_socket(const SeatConfig& seat) {
+  if (!seat.runsc_socket.empty()) return seat.runsc_socket;
+  return seat.socket.substr(0, seat.socket.rfind('/') + 1) + "podman-runsc.sock";
+}
+
+std::string runsc_wrapper(const SeatConfig& seat) { return seat.runsc_dir + "/runsc-" + seat.runsc_platform; }
+
+std::string gvisor_refusal(const LaunchPlan& plan) {
+  if (plan.rootless)
+    return "rootless podman: the sandbox and the seat tmpfs the launcher mounts for HOME need a rootful seat";
+  if (plan.limits.pids < kGvisorMinPids)
+    return "the pids limit of " + std::to_string(plan.limits.pids) + ": the sandbox's own threads and stubs (about 70 "
+           "on the ptrace platform) count against it, so it needs at least " + std::to_string(kGvisorMinPids);
+  for (const auto& c : plan.credentials)
+    if (c.mode == "inject")
+      return "the end-of-session secret scan (inject mode): /tmp, /dev/shm and the agent's memory live in the "
+             "sandbox's own kernel, out of the scan's reach (copy mode credentials hold)";
+  return "";
+}
+
+void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan,
+                    const std::function<bool(const std::string&)>& executable) {
+  const OciRuntimeRow& seat_row = oci_runtime_row(seat.oci_runtime);
+  std::string source = seat.path.empty() ? "the seat config" : seat.path;
+  std::string wall = req.isolation.empty() ? seat_row.wall : wall_of(req.isolation);
+  if (seat_row.wall == "gvisor" && wall != "gvisor")
+    unavailable("the seat requires it (runtime = \"runsc\" in " + source + "); --isolation " + req.isolation +
+                " cannot ask for a weaker wall");
+  plan.isolation = Isolation{};
+  plan.isolation.wall = wall;
+  if (wall == "runc") return;
+  const OciRuntimeRow& row = oci_runtime_row("runsc");
+  plan.isolation.required_by = seat_row.wall == "gvisor" ? source : "--isolation gvisor";
+  plan.isolation.platform = seat.runsc_platform;
+  plan.isolation.oci_runtime = runsc_wrapper(seat);
+  plan.socket = runsc_socket(seat);  // the service whose runtime is runsc (podman 4.3: per service)
+  if (req.pod_manifest) return;  // the cluster's RuntimeClass runs it (launcher/kube/): nothing of the seat's
+  if (!executable(row.binary)) unavailable("'" + row.binary + "' is not installed (apt-get install runsc)");
+  if (!executable(plan.isolation.oci_runtime))
+    unavailable("its wrapper '" + plan.isolation.oci_runtime + "' is missing or not executable (runsc_dir in " +
+                source + ")");
+  std::string refusal = gvisor_refusal(plan);
+  if (!refusal.empty()) unavailable("a guarantee cannot hold: " + refusal);
+  move_tmpfs_to_seat(plan);
+}
+
+}  // namespace asbx

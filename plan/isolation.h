@@ -1,0 +1,48 @@
+// Which wall a session gets (docs/ISOLATION.md): runc (namespaces and a seccomp filter on the
+// seat's own kernel) or gVisor's runsc (a second kernel, the sentry, in between). The OCI runtimes
+// are rows of a table; so are the guarantees of a runc session, each with how it holds under
+// runsc or why such a session is refused (isolation_unavailable) before anything is created.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/plan.h"
+#include "base/request.h"
+#include "base/seat_config.h"
+
+namespace asbx {
+
+struct OciRuntimeRow {
+  std::string name;                 // seat config `runtime`
+  std::string wall;                 // what --isolation, the record, the ledger and ps call it
+  std::string binary;               // the runtime's own executable ("" = podman's default)
+  std::vector<std::string> flags;   // what the wrapper adds (podman 4.3's runtime flags are global)
+  std::string kube_runtime_class;   // the Pod's runtimeClassName ("" = none)
+};
+const std::vector<OciRuntimeRow>& oci_runtime_table();
+const OciRuntimeRow& oci_runtime_row(const std::string& name);  // throws config for an unknown name
+
+struct GuaranteeRow {
+  std::string guarantee;
+  std::string under_runsc;  // how it holds, or why the session is refused
+};
+const std::vector<GuaranteeRow>& guarantee_table();
+
+// The podman service of gVisor sessions: seat runsc_socket, else SOCKET's dir/podman-runsc.sock.
+std::string runsc_socket(const SeatConfig& seat);
+// The wrapper podman runs for runsc on `platform`: DIR/runsc-PLATFORM.
+std::string runsc_wrapper(const SeatConfig& seat);
+
+// Decides plan.isolation from --isolation and the seat; under gVisor rewrites the tmpfs mounts the
+// launcher reaches into as seat tmpfs binds. Throws isolation_unavailable naming what cannot hold
+// (a weaker wall than the seat requires, runsc or its wrapper missing, a guarantee) and usage for
+// an unknown --isolation. `executable` is the file check (tests replace it).
+void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan,
+                    const std::function<bool(const std::string&)>& executable);
+
+// Which of the plan's guarantees cannot hold under gVisor: "" when all hold, else the guarantee's
+// name and why (pure).
+std::string gvisor_refusal(const LaunchPlan& plan);
+
+}  // namespace asbx

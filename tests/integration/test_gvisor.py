@@ -1,0 +1,145 @@
+"""gVisor (runsc) as the session's wall (docs/ISOLATION.md): the seat's choice and --isolation,
+the refusals (231, nothing created), the guarantees a runc session has, and the kernel surface
+the agent meets (the sentry's answers; nothing reaches the seat). The same suites run again
+with every test seat requiring runsc: scripts/gvisor-matrix.sh (ASBX_TEST_RUNTIME=runsc)."""
+import ctypes
+import json
+import os
+import pathlib
+
+from harness import CODES, RUNSC_DIR, RUNSC_SOCKET, SeatTest, unavailable
+
+RUNSC = pathlib.Path("/usr/bin/runsc")
+
+
+class GvisorSeat(SeatTest):
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            unavailable(self, "gVisor sessions need the rootful seat")
+        if not RUNSC.exists():
+            unavailable(self, "runsc is not installed (apt-get install runsc)")
+        text = self.seat.config_file.read_text()
+        if "runsc_dir" not in text:  # the build tree's wrappers (installed: /usr/libexec/agent-sandbox)
+            self.seat.write(f'runsc_dir = "{RUNSC_DIR}"\nrunsc_socket = "{RUNSC_SOCKET}"\n' + text)
+
+    def runsc_seat(self, more=""):
+        text = self.seat.config_file.read_text()
+        if 'runtime = "runsc"' not in text:
+            text = 'runtime = "runsc"\n' + text
+        self.seat.write(text + more)
+
+    def assertNothingCreated(self, session_id):
+        self.assertNoContainer(session_id)
+        self.assertFalse((self.seat.dir / "run" / session_id).exists(), "a session dir was left")
+
+
+class Wall(GvisorSeat):
+    def test_a_session_under_gvisor_says_so_everywhere(self):
+        proc, rec = self.seat.status("--id", "gv-basic", "--isolation", "gvisor", "--", "sh", "-c",
+                                     'uname -r; id -u; echo x > "$HOME/f"; cat "$HOME/f"')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.decode().splitlines()
+        self.assertEqual(lines[0], "4.4.0")  # the sentry answers, not the seat's kernel
+        self.assertEqual(lines[1:3], ["1000", "x"])  # the seat tmpfs HOME is the agent's to write
+        self.assertEqual(rec["isolation"], {"wall": "gvisor", "platform": "ptrace", "required_by": "--isolation gvisor"})
+        ledger = [json.loads(line) for line in self.seat.ledger.read_text().splitlines()]
+        self.assertEqual(ledger[-1]["isolation"]["wall"], "gvisor")
+        self.assertTrue(rec["container_removed"])
+        self.assertNothingCreated("gv-basic")
+
+    def test_dry_run_names_the_wall_and_the_runtime(self):
+        self.runsc_seat()
+        proc = self.seat.run("--dry-run", "--id", "gv-dry", "--", "true")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        plan = json.loads(proc.stdout)
+        self.assertEqual(plan["isolation"]["wall"], "gvisor")
+        self.assertEqual(plan["create_body"]["oci_runtime"], f"{RUNSC_DIR}/runsc-ptrace")
+        self.assertEqual(plan["isolation"]["required_by"], str(self.seat.config_file))
+
+    def test_a_runc_session_is_unchanged(self):
+        proc, rec = self.seat.status("--id", "gv-runc", "--isolation", "runc", "--", "sh", "-c", "uname -r")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotEqual(proc.stdout, b"4.4.0\n")
+        self.assertEqual(rec["isolation"]["wall"], "runc")
+
+
+class Refusals(GvisorSeat):
+    def test_runsc_missing_is_refused_with_nothing_created(self):
+        text = self.seat.config_file.read_text().replace(f'runsc_dir = "{RUNSC_DIR}"\n', "")
+        self.seat.write('runtime = "runsc"\nrunsc_dir = "/nonexistent/runsc"\n' + text)
+        proc, rec = self.seat.status("--id", "gv-missing", "--", "true")
+        self.assertLauncherError(proc, rec, "isolation_unavailable",
+                                 "gVisor (runsc): its wrapper '/nonexistent/runsc/runsc-ptrace' is missing or not "
+                                 f"executable (runsc_dir in {self.seat.config_file}); nothing was created")
+        self.assertEqual(CODES["isolation_unavailable"], 231)
+        self.assertNothingCreated("gv-missing")
+
+    def test_a_weaker_wall_than_the_seat_requires_is_refused(self):
+        self.runsc_seat()
+        proc, rec = self.seat.status("--id", "gv-weaker", "--isolation", "runc", "--", "true")
+        self.assertLauncherError(proc, rec, "isolation_unavailable",
+                                 f'gVisor (runsc): the seat requires it (runtime = "runsc" in {self.seat.config_file}); '
+                                 "--isolation runc cannot ask for a weaker wall; nothing was created")
+        self.assertNothingCreated("gv-weaker")
+
+    def test_control_the_same_seat_runs_the_session_under_gvisor(self):
+        self.runsc_seat()
+        proc, rec = self.seat.status("--id", "gv-control", "--", "uname", "-r")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"4.4.0\n"), proc.stderr)
+        self.assertEqual(rec["isolation"]["required_by"], str(self.seat.config_file))
+
+
+class Attribution(GvisorSeat):
+    def test_oom_is_killed_oom(self):
+        hog = 'v=$(head -c 300M /dev/zero | tr "\\0" x); echo unreachable'
+        proc, rec = self.seat.status("--id", "gv-oom", "--isolation", "gvisor", "--memory", "256m", "--",
+                                     "bash", "-c", hog)
+        self.assertEqual(proc.returncode, CODES["killed_oom"], (proc.stderr, rec))
+        self.assertEqual((rec["cause"], rec["error_kind"]), ("oom", "killed_oom"))
+        self.assertTrue(rec["counters"]["oom_killed"])
+        self.assertNothingCreated("gv-oom")
+
+    def test_timeout_is_killed_timeout(self):
+        proc, rec = self.seat.status("--id", "gv-timeout", "--isolation", "gvisor", "--timeout", "3s", "--",
+                                     "sleep", "60")
+        self.assertEqual(proc.returncode, CODES["killed_timeout"], proc.stderr)
+        self.assertEqual(rec["cause"], "timeout")
+        self.assertNothingCreated("gv-timeout")
+
+
+# What the agent's syscalls meet under gVisor: the sentry's own answers. Each line: name, result.
+PROBE = r'''
+use POSIX ();
+sub call { my ($name, @args) = @_; my $r = syscall(@args); print "$name ", ($r >= 0 ? "ok" : "errno " . ($! + 0)), "\n"; }
+print "uname ", (POSIX::uname())[2], "\n";
+call("unshare_userns_netns", 272, 0x10000000 | 0x40000000);
+call("io_uring_setup", 425, 1, 0);
+call("keyctl_search_user_keyring", 250, 10, -4, "user", "asbx-gvisor-probe", 0);
+call("bpf", 321, 0, 0, 0);
+call("perf_event_open", 298, 0, 0, -1, -1, 0);
+call("socket_af_alg", 41, 38, 5, 0);
+call("socket_af_packet", 41, 17, 3, 0);
+call("socket_af_vsock", 41, 40, 1, 0);
+'''
+
+
+class KernelSurface(GvisorSeat):
+    def test_the_sentry_answers_and_nothing_reaches_the_seat(self):
+        # The seat's root user keyring holds a key; the probe searches its own user keyring for it.
+        libc = ctypes.CDLL(None, use_errno=True)
+        key = libc.syscall(248, b"user", b"asbx-gvisor-probe", b"seat-secret", 11, -4)  # add_key to @u
+        self.assertGreater(key, 0, "the seat's keyring took no key")
+        self.addCleanup(libc.syscall, 250, 9, key, -4)  # KEYCTL_UNLINK from @u
+        proc, rec = self.seat.status("--id", "gv-probe", "--isolation", "gvisor", "--", "perl", "-e", PROBE)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        answers = dict(line.split(" ", 1) for line in proc.stdout.decode().splitlines())
+        print(json.dumps(answers, indent=1))
+        self.assertEqual(answers["uname"], "4.4.0")
+        self.assertNotEqual(answers["keyctl_search_user_keyring"], "ok")  # no keyring of the seat's
+        self.assertNotEqual(answers["io_uring_setup"], "ok")
+        self.assertNotEqual(answers["bpf"], "ok")
+        self.assertNotEqual(answers["perf_event_open"], "ok")
+        self.assertNotEqual(answers["socket_af_alg"], "ok")
+        self.assertNotEqual(answers["socket_af_vsock"], "ok")
+        self.assertNothingCreated("gv-probe")
