@@ -33,8 +33,10 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/agent-sandbox"
 printf 'socket = "%s"\nimage = "%s"\nledger = "%s/ledger.jsonl"\nruntime_dir = "%s/run"\ntripwire = "off"\n' \
   "$ASBX_SOCKET" "$ASBX_IMAGE" "$work" "$work" >"$work/agent-sandbox/seat.toml"
+# The dry run names the session's profile file without writing it: this one is written here.
+XDG_CONFIG_HOME=$work "$ASBX_BUILD/agent-sandbox" seccomp-profile >"$work/seccomp.json" 2>/dev/null
 XDG_CONFIG_HOME=$work "$ASBX_BUILD/agent-sandbox" --dry-run --memory 2g --pids 256 --cpus 2 -- true |
-  jq '.create_body | .labels = {"agent-sandbox.bench": "levers"} | .volatile = true | .cgroups_mode = "no-conmon"' \
+  jq --arg seccomp "$work/seccomp.json" '.create_body | .labels = {"agent-sandbox.bench": "levers"} | .volatile = true | .cgroups_mode = "no-conmon" | .seccomp_profile_path = $seccomp' \
   >"$work/all.json"  # not a session (gc leaves it); both levers, whichever build rendered it
 jq 'del(.volatile, .cgroups_mode)' "$work/all.json" >"$work/none.json"
 jq 'del(.cgroups_mode)' "$work/all.json" >"$work/volatile.json"
@@ -51,5 +53,5 @@ echo
 echo "| create body | median | mean ± sd | vs none |"
 echo "|---|---:|---:|---:|"
 jq -r --argjson b "$base" '.results[] |
-  "| \(.command) | \(.median * 1000 | floor) ms | \(.mean * 1000 | floor) ± \(.stddev * 1000 | floor) ms | \(.median / $b * 100 | floor / 100)× |"' \
+  "| \(.command) | \(.median * 1000 | floor) ms | \(.mean * 1000 | floor) ± \((.stddev // 0) * 1000 | floor) ms | \(.median / $b * 100 | floor / 100)× |"' \
   "$work/h.json"
