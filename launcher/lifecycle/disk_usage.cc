@@ -40,8 +40,12 @@ TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::str
 
 std::vector<std::string> writable_dirs(const LaunchPlan& plan) {
   std::vector<std::string> all;
+  auto seat_tmpfs = [&](const std::string& src) {  // gVisor: a tmpfs the launcher mounts on the seat (memory, sized)
+    const auto& t = plan.isolation.seat_tmpfs;
+    return std::any_of(t.begin(), t.end(), [&](const Mount& s) { return s.source == src; });
+  };
   for (const auto& m : plan.mounts)
-    if (m.type == "bind" && !m.read_only()) all.push_back(m.source);
+    if (m.type == "bind" && !m.read_only() && !seat_tmpfs(m.source)) all.push_back(m.source);
   std::sort(all.begin(), all.end());
   std::vector<std::string> out;
   for (const auto& d : all) {

@@ -34,7 +34,8 @@ struct TreeUsage {
 };
 TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::string>& labels, std::int64_t max_entries);
 
-// The writable binds of a plan (a bind inside another is walked with it), and where they are.
+// The writable binds of a plan (a bind inside another is walked with it), and where they are;
+// gVisor's seat tmpfs binds are memory (sized like the tmpfs they stand for), not the seat's disk.
 std::vector<std::string> writable_dirs(const LaunchPlan& plan);
 
 // The floor, before anything exists: "" or the refusal (which filesystem, how much is left).

@@ -112,6 +112,14 @@ TEST_CASE("disk: the writable binds, a bind inside another once") {
   CHECK(writable_dirs(plan) == std::vector<std::string>{"/ws/a", "/ws/ab"});
 }
 
+TEST_CASE("disk: gVisor's seat tmpfs binds are memory, not the seat's disk") {
+  LaunchPlan plan;
+  plan.mounts = {{"bind", "/ws/a", "/sandbox/workspaces/a", {"rbind", "rw"}},
+                 {"bind", "/run/s/tmpfs/0", "/sandbox/home", {"rbind", "rw"}}};
+  plan.isolation.seat_tmpfs = {{"tmpfs", "/run/s/tmpfs/0", "/sandbox/home", {"size=64m"}}};
+  CHECK(writable_dirs(plan) == std::vector<std::string>{"/ws/a"});
+}
+
 TEST_CASE("disk: the walk counts blocks and entries, a hard-linked file once, never a link's target") {
   test::TempDir d;
   d.write("a/big", std::string(64 * 1024, 'x'));
