@@ -26,9 +26,10 @@ json allow(const std::string& name, json args) {
 }
 
 // The names of every table row: taken out of the default's entries, whatever their action.
-std::set<std::string> table_names() {
+std::set<std::string> table_names(const std::string& wall) {
   std::set<std::string> out;
-  for (const auto& row : seccomp_table()) out.insert(row.calls.begin(), row.calls.end());
+  for (const auto& row : seccomp_table())
+    if (seccomp_row_applies(row, wall)) out.insert(row.calls.begin(), row.calls.end());
   return out;
 }
 
@@ -44,8 +45,8 @@ bool default_allows(const json& base, const std::string& name) {
   return false;
 }
 
-json without_table_names(const json& entries) {
-  std::set<std::string> ours = table_names();
+json without_table_names(const json& entries, const std::string& wall) {
+  std::set<std::string> ours = table_names(wall);
   json out = json::array();
   for (json entry : entries) {
     if (ours.count(entry.value("name", ""))) continue;
@@ -100,25 +101,26 @@ void add_row(const json& base, const SeccompRow& row, json& out) {
 
 }  // namespace
 
-json render_seccomp_profile(const json& base) {
+json render_seccomp_profile(const json& base, const std::string& wall) {
   if (!base.is_object() || !base.contains("defaultAction") || !base.contains("syscalls") || !base["syscalls"].is_array())
     throw Error(ErrorKind::seccomp_unavailable, "it is not a seccomp profile (no defaultAction or syscalls)");
   if (base["defaultAction"] == "SCMP_ACT_ALLOW")
     throw Error(ErrorKind::seccomp_unavailable, "its defaultAction allows every call not listed (an allow-list is needed)");
   json out = base;
-  out["syscalls"] = without_table_names(base["syscalls"]);
-  for (const auto& row : seccomp_table()) add_row(base, row, out["syscalls"]);
+  out["syscalls"] = without_table_names(base["syscalls"], wall);
+  for (const auto& row : seccomp_table())
+    if (seccomp_row_applies(row, wall)) add_row(base, row, out["syscalls"]);
   return out;
 }
 
 SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
-                         const std::string& session_id) {
+                         const std::string& session_id, const std::string& wall) {
   std::string where = "the seat's podman default seccomp profile '" + base_path + "'";
   if (base_text.empty()) throw Error(ErrorKind::seccomp_unavailable, where + " is missing or empty; nothing was created");
   json base = json::parse(base_text, nullptr, false);
   SeccompPlan plan;
   try {
-    plan.text = render_seccomp_profile(base).dump(1) + "\n";
+    plan.text = render_seccomp_profile(base, wall).dump(1) + "\n";
   } catch (const Error& e) {
     throw Error(ErrorKind::seccomp_unavailable, where + ": " + e.what() + "; nothing was created");
   }

@@ -14,11 +14,12 @@ namespace asbx {
 
 // The profile podman takes (containers/common's JSON). Throws Error(seccomp_unavailable) when
 // `base` is no profile (no defaultAction or no syscalls list).
-nlohmann::json render_seccomp_profile(const nlohmann::json& base);
+// `wall`: the session's (plan/isolation.h); a row not for it stays as the default has it.
+nlohmann::json render_seccomp_profile(const nlohmann::json& base, const std::string& wall = "runc");
 
 // The plan's part: `base_text` is the default's content as read from `base_path` ("" = unreadable);
 // the file is the session's own, in the runtime dir, named by the session and the digest.
 SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
-                         const std::string& session_id);
+                         const std::string& session_id, const std::string& wall = "runc");
 
 }  // namespace asbx

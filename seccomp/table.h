@@ -24,7 +24,13 @@ struct SeccompRow {
   bool recorded = true;             // a refusal is signal (false: libc probes it on every thread start)
   std::string reason;
   std::string anchors;              // "Docker, Flatpak, Chrome": who refuses it too ("" = none of them)
+  // Rendered for a gVisor session too? (false: the sentry's seccomp answers it unlike the kernel,
+  // and what the call reaches is the sentry's kernel, not the seat's: docs/ISOLATION.md)
+  bool under_gvisor = true;
 };
+
+// Does `row` go into the profile of a session behind `wall` ("runc" or "gvisor")?
+bool seccomp_row_applies(const SeccompRow& row, const std::string& wall);
 
 const std::vector<SeccompRow>& seccomp_table();
 

@@ -40,7 +40,10 @@ class Attribution(SeatTest):
         self.assertTrue(c["oom_killed"])
         self.assertGreaterEqual(c["oom_kills"], 1)
         self.assertGreaterEqual(c["memory_peak_bytes"], 60 << 20)
-        self.assertLessEqual(c["memory_peak_bytes"], 64 << 20)
+        # Under gVisor the cgroup v1 peak was seen one page past the limit (67112960 once): the
+        # sentry's and gofer's charges race the limit; the kill and its cause are the same.
+        slack = 64 << 10 if os.environ.get("ASBX_TEST_RUNTIME") == "runsc" else 0
+        self.assertLessEqual(c["memory_peak_bytes"], (64 << 20) + slack)
         self.assertGreater(c["cpu_usage_ns"], 0)
         self.assertTrue(rec["container_removed"])
         self.assertNoContainer("lifecycle-oom")

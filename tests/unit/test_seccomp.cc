@@ -124,3 +124,17 @@ TEST_CASE("seccomp: socketcall is refused before socket's rules (runc refuses th
   REQUIRE(first_socket >= 0);
   CHECK(socketcall < first_socket);
 }
+
+TEST_CASE("seccomp: a gVisor session's profile keeps clone3 as the default has it, and every other row") {
+  json base = json::parse(fixture_text());
+  json runc = render_seccomp_profile(base);
+  json gvisor = render_seccomp_profile(base, "gvisor");
+  CHECK(allows(runc, "clone3").empty());
+  CHECK(allows(gvisor, "clone3").size() == allows(base, "clone3").size());
+  CHECK(!allows(base, "clone3").empty());
+  for (const char* call : {"unshare", "setns", "mount", "keyctl", "ptrace", "socketcall"}) {
+    INFO(call);
+    CHECK(allows(gvisor, call).empty());
+  }
+  for (const auto& row : seccomp_table()) CHECK(seccomp_row_applies(row, "runc"));
+}
