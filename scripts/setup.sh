@@ -47,6 +47,9 @@ write_seat_config() {
 socket = "$ASBX_SOCKET"
 image = "$ASBX_IMAGE"
 CONF
+  # --isolation gvisor: the build tree's runsc wrappers unless the package's are installed
+  [ -x /usr/libexec/agent-sandbox/runsc-ptrace ] ||
+    printf 'runsc_dir = "%s"\n' "$ASBX_BUILD/libexec/agent-sandbox" >>"$file"
 }
 
 [ "$(id -u)" -eq 0 ] || asbx_die "run as root (it installs packages and starts the podman service)"

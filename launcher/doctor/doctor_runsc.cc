@@ -1,6 +1,5 @@
 #include "launcher/doctor/doctor_runsc.h"
 
-#include <cstdio>
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -8,6 +7,7 @@
 #include "base/error.h"
 #include "base/request.h"
 #include "launcher/lifecycle/session.h"
+#include "launcher/podman/podman_api.h"
 #include "plan/build_plan.h"
 #include "plan/isolation.h"
 
@@ -16,17 +16,17 @@ namespace {
 
 constexpr unsigned long kKvmCreateVm = 0xAE01;
 
-// The first line `runsc --version` prints ("" when it cannot run).
-std::string runsc_version(const std::string& binary) {
-  std::string cmd = binary + " --version 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return "";
-  char line[256] = {0};
-  if (!std::fgets(line, sizeof line, p)) line[0] = 0;
-  ::pclose(p);
-  std::string v = line;
-  if (!v.empty() && v.back() == '\n') v.pop_back();
-  return v;
+// runsc's version as the seat's runsc podman service reports it (the launcher runs no host
+// program itself): "" when runsc is not installed or that service does not answer.
+std::string runsc_version(const std::string& binary, const SeatConfig& seat) {
+  if (::access(binary.c_str(), X_OK) != 0) return "";
+  try {
+    nlohmann::json rt = PodmanApi(runsc_socket(seat)).info()["host"]["ociRuntime"];
+    std::string v = rt.value("version", "");
+    return v.substr(0, v.find('\n'));
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 // Can this process create a VM? (What kvm needs first; runsc may still not boot on it: nested
@@ -67,11 +67,11 @@ DoctorCheck trivial_session(const SeatConfig& seat, const UserFacts& user, bool 
 void check_runsc(const SeatConfig& seat, const UserFacts& user, std::vector<DoctorCheck>& out) {
   const OciRuntimeRow& row = oci_runtime_row("runsc");
   bool required = seat.oci_runtime == "runsc";
-  std::string version = runsc_version(row.binary);
+  std::string version = runsc_version(row.binary, seat);
   if (version.empty()) {
-    std::string detail = row.binary + " is not installed; " +
+    std::string detail = row.binary + " is not installed or its podman service (" + runsc_socket(seat) + ") does not answer; " +
                          (required ? "the seat requires it: every session is refused (231)" : "--isolation gvisor is refused (231)");
-    out.push_back({"runsc", !required, detail, "apt-get install runsc"});
+    out.push_back({"runsc", !required, detail, "apt-get install runsc; scripts/podman-service.sh start (or the seat's runsc service)"});
     return;
   }
   out.push_back({"runsc", true, version + (required ? " (the seat requires it)" : " (on request: --isolation gvisor)"), ""});

@@ -59,6 +59,10 @@ NOT_FORCIBLE_HERE = {
                    "(tests/integration/test_disk.py Budget and Floor force it)",
     "disk_floor": "needs a filesystem below the seat's disk floor: a loop-mounted ext4 of the test's own "
                   "(tests/integration/test_disk.py Floor.test_no_session_starts_below_the_floor)",
+    "seccomp_unavailable": "needs the seat's installed podman default profile missing or unreadable; this seat "
+                           "has it (tests/unit/test_seccomp.cc forces it from facts)",
+    "isolation_unavailable": "needs a session asking for gVisor where it cannot hold (tests/integration/test_gvisor.py "
+                             "forces it: runsc missing, a weaker wall than the seat's)",
     "credential_exposed": "only inject mode's end-of-session scan returns it, when a real token value is found inside "
                           "the container; the agent never holds one (tests/integration/test_inject.py)",
 }
