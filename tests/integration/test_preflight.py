@@ -173,14 +173,21 @@ class Preflight(unittest.TestCase):
         proc = ssh("sandbox-run doctor")
         self.assertEqual(proc.returncode, 0, proc.stdout)
         print("\n" + proc.stdout.decode())
-        self.assertIn(b"\n16 passed, 0 failed\n", proc.stdout)
         report = json.loads(ssh("sandbox-run doctor --json").stdout)
         self.assertTrue(report["ok"])
-        self.assertEqual([c["name"] for c in report["checks"]],
-                         ["seat_config", "no_new_privs", "linger", "runtime_dir", "user_bus", "podman_socket", "image",
-                          "image_contract", "image_tools", "subuid", "subgid", "cgroup", "limits",
-                          # the package's credential table: one line per runtime, its credential and time left
-                          "cred:codex", "cred:claude", "cred:cursor-agent"])
+        names = [c["name"] for c in report["checks"]]
+        self.assertIn(f"\n{len(names)} passed, 0 failed\n".encode(), proc.stdout)
+        head = ["seat_config", "no_new_privs", "linger", "runtime_dir", "user_bus", "podman_socket", "image",
+                "image_contract", "image_tools", "subuid", "subgid", "cgroup", "limits"]
+        self.assertEqual(names[:len(head)], head)
+        rest = names[len(head):]
+        disks = rest.index("cred:codex") if "cred:codex" in rest else -1
+        self.assertGreaterEqual(disks, 1, names)  # one line per workspace root and git root
+        self.assertEqual(set(rest[:disks]), {"disk"})
+        # the package's credential table: one line per runtime, its credential and time left
+        self.assertEqual(rest[disks:disks + 3], ["cred:codex", "cred:claude", "cred:cursor-agent"])
+        # gVisor: "runsc" (installed or not), then its platform when it is
+        self.assertIn(rest[disks + 3:], (["runsc"], ["runsc", "runsc_platform"]))
 
 
 if __name__ == "__main__":
