@@ -208,7 +208,7 @@ class Records(SeatTest):
         # where the time went, step by step (docs/BENCHMARKS.md reads these)
         phases = record["durations_ms"]["phases"]
         self.assertEqual(set(phases), {"gc", "image", "create", "init", "inspect", "checks", "attach", "start",
-                                       "agent", "wait", "secret_scan", "conclude", "remove"})
+                                       "disk_baseline", "agent", "wait", "secret_scan", "conclude", "remove"})
         self.assertTrue(all(isinstance(v, int) and 0 <= v <= record["durations_ms"]["total"] for v in phases.values()))
         lines = self.seat.ledger.read_text().splitlines()
         self.assertEqual(len(lines), 1)
