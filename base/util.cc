@@ -1,5 +1,7 @@
 #include "base/util.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <cerrno>
 #include <sys/stat.h>
@@ -102,4 +104,11 @@ std::string random_bytes(std::size_t n) {
   }
   return out;
 }
+std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
 }  // namespace asbx

@@ -33,6 +33,12 @@ std::map<std::string, std::string> environ_map(char* const* entries);
 // the caller's stderr passes it (launcher/lifecycle/diagnostics.cc), and so do the record's names.
 std::string printable(const std::string& s, std::size_t max_len = 4096);
 
+// `s` with its ASCII letters lowered (HTTP field names, host names); other bytes unchanged.
+std::string ascii_lower(std::string s);
+
+// Does `s` begin with `prefix`?
+bool starts_with(const std::string& s, const std::string& prefix);
+
 // parts[0] + separator + parts[1] + ...; "" for no parts.
 std::string join(const std::vector<std::string>& parts, const std::string& separator = ", ");
 

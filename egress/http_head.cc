@@ -1,4 +1,5 @@
 #include "egress/http_head.h"
+#include "base/util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,11 +7,6 @@
 
 namespace asbx {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool is_token_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
@@ -51,7 +47,7 @@ bool parse_field(std::string_view line, RequestHead& h) {
   if (colon == std::string_view::npos || !is_token(line.substr(0, colon))) return false;
   std::string value = trim(line.substr(colon + 1));
   if (std::any_of(value.begin(), value.end(), [](char c) { return (c < 0x20 && c != '\t') || c == 0x7f; })) return false;
-  h.headers.emplace_back(lower(std::string(line.substr(0, colon))), value);
+  h.headers.emplace_back(ascii_lower(std::string(line.substr(0, colon))), value);
   return true;
 }
 
@@ -87,7 +83,7 @@ bool split_authority(std::string_view auth, int default_port, Destination& d) {
     if (!p) return false;
     d.port = *p;
   }
-  d.host = lower(std::string(host));
+  d.host = ascii_lower(std::string(host));
   return true;
 }
 
@@ -141,7 +137,7 @@ Destination destination_of(const RequestHead& head) {
     if (!d.ok) d.why = "CONNECT needs HOST:PORT";
     return d;
   }
-  if (lower(head.target.substr(0, 7)) != "http://") {
+  if (ascii_lower(head.target.substr(0, 7)) != "http://") {
     d.why = head.target.rfind("https://", 0) == 0 ? "https:// goes through CONNECT" : "a proxy request needs an http:// URI or CONNECT";
     return d;
   }

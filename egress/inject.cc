@@ -1,4 +1,5 @@
 #include "egress/inject.h"
+#include "base/util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,20 +12,13 @@
 namespace asbx {
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
-
 // "/exact" matches itself only; "/prefix/" anything below it.
 bool path_matches(const std::string& rule, const std::string& path) {
   return rule.back() == '/' ? starts_with(path, rule) : path == rule;
 }
 
 bool has_doubtful_segment(const std::string& path) {
-  std::string l = lower(path);
+  std::string l = ascii_lower(path);
   for (const char* bad : {"/./", "/../", "%2e", "%2f", "%5c", "%00", "\\", "//"})
     if (l.find(bad) != std::string::npos) return true;
   return l.size() >= 2 && (l.compare(l.size() - 2, 2, "/.") == 0 || (l.size() >= 3 && l.compare(l.size() - 3, 3, "/..") == 0));
@@ -49,9 +43,9 @@ std::optional<std::string> check_inject_path(const InjectHost& rule, const std::
     if (method == "POST" && path == rule.token_path) return std::nullopt;
     return "only POST " + rule.token_path + " is served on this token host";
   }
-  std::string l = lower(path);
+  std::string l = ascii_lower(path);
   for (const auto& d : rule.deny)
-    if (starts_with(l, lower(d))) return "the path is on the deny list (" + d + ")";
+    if (starts_with(l, ascii_lower(d))) return "the path is on the deny list (" + d + ")";
   for (const auto& a : rule.allow)
     if (path_matches(a, path)) return std::nullopt;
   return "the path is not on this host's allowlist";
@@ -135,7 +129,7 @@ TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>
                      .dump()};
   auto fresh = [&](const std::string& suffix) -> nlohmann::json {
     for (const auto& s : originals) {
-      std::string f = lower(s.field);
+      std::string f = ascii_lower(s.field);
       std::string key = f.substr(f.rfind('.') == std::string::npos ? 0 : f.rfind('.') + 1);
       std::string plain;
       for (char c : key) if (c != '_') plain += c;

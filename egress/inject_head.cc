@@ -4,16 +4,10 @@
 #include <cctype>
 
 #include "egress/inject.h"
+#include "base/util.h"
 
 namespace asbx {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 // RFC 9110 §7.6.1 and the fields a proxy consumes: never forwarded. Connection may name other
 // fields as hop-by-hop; the wall honours none of that (it drops Connection itself and forwards
@@ -27,7 +21,7 @@ bool hop_by_hop(const std::string& name) {
 }  // namespace
 
 bool on_the_wire(const std::string& field) {
-  std::string f = lower(field);
+  std::string f = ascii_lower(field);
   std::string key = f.substr(f.rfind('.') == std::string::npos ? 0 : f.rfind('.') + 1);
   key.erase(std::remove(key.begin(), key.end(), '_'), key.end());
   return key == "accesstoken" || key == "openaiapikey" || key == "apikey";
@@ -36,7 +30,7 @@ bool on_the_wire(const std::string& field) {
 std::optional<HeadRefusal> check_inject_head(const RequestHead& head) {
   int credentials = 0;
   for (const auto& [name, value] : head.headers) {
-    if (name == "upgrade" && lower(value).find("websocket") != std::string::npos)
+    if (name == "upgrade" && ascii_lower(value).find("websocket") != std::string::npos)
       return HeadRefusal{426, refusal::websocket_refused, "WebSocket is not offered here; use HTTPS"};
     if (name == "upgrade" || name == "http2-settings")
       return HeadRefusal{426, refusal::upgrade_refused, "no protocol upgrade on an inject host (HTTP/1.1 only)"};
@@ -56,7 +50,7 @@ HeadRewrite rewrite_head(const RequestHead& head, const std::string& authority, 
   for (const auto& [name, value] : head.headers) {
     if (name == "host" || hop_by_hop(name)) continue;
     std::string v = value;
-    bool bearer = name == "authorization" && v.size() > 7 && lower(v.substr(0, 7)) == "bearer ";
+    bool bearer = name == "authorization" && v.size() > 7 && ascii_lower(v.substr(0, 7)) == "bearer ";
     std::optional<std::string> real;
     if (out.swapped == 0 && bearer) real = book.real_of(v.substr(7));
     else if (out.swapped == 0 && name == "x-api-key") real = book.real_of(v);
