@@ -1,5 +1,6 @@
 #include "launcher/gitguard/scan.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -119,14 +120,38 @@ struct WorkspaceWalk {
     report.find({repo, e.depth == 0 ? "repository_created" : "gitdir_link", keys, detail});
   }
 
+  // What git's is_git_directory() (setup.c) accepts: a HEAD (a regular file naming a ref or an
+  // object, or any symlink: git reads refs/… links and follows the others), and objects/ and refs/
+  // there (dirs or links, git follows them) or reached through a `commondir` file.
   void bare(const WalkEntry& e) {
     UniqueFd dir(open_beneath(e.dirfd, e.name, O_PATH | O_DIRECTORY));
-    struct stat h{}, o{}, r{};
-    if (!dir || ::fstatat(dir.get(), "HEAD", &h, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(h.st_mode) ||
-        ::fstatat(dir.get(), "objects", &o, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(o.st_mode) ||
-        ::fstatat(dir.get(), "refs", &r, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(r.st_mode))
-      return;
-    report.find({e.path, "bare_repository", repository_keys(ws_fd, relative(e.path)), ""});
+    if (!dir) return;
+    std::string rel = relative(e.path);
+    GitDirProbe probe;
+    struct stat st{};
+    if (::fstatat(dir.get(), "HEAD", &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+    probe.head_link = S_ISLNK(st.st_mode);
+    if (S_ISREG(st.st_mode)) probe.head = read_file_beneath(dir.get(), "HEAD", kMaxLinkBytes).value_or("");
+    auto present = [&](const char* name) {
+      return ::fstatat(dir.get(), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode));
+    };
+    probe.objects = present("objects");
+    probe.refs = present("refs");
+    std::optional<std::string> common;
+    if (::fstatat(dir.get(), "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      probe.commondir = true;
+      if (auto text = S_ISREG(st.st_mode) ? read_file_beneath(dir.get(), "commondir", kMaxLinkBytes) : std::nullopt) {
+        std::string value = text->substr(0, text->find('\n'));
+        common = link_target(rel + "/commondir", value);
+        if (!common) probe.detail = "commondir " + printable(value, kMaxDetail) + " (outside the workspace)";
+        else probe.detail = "commondir " + printable(value, kMaxDetail);
+      }
+    }
+    if (!looks_like_git_directory(probe)) return;
+    std::vector<std::string> keys = repository_keys(ws_fd, rel);
+    if (common && *common != rel)  // git reads the config (and hooks) of the common dir
+      for (auto& k : repository_keys(ws_fd, *common)) keys.push_back(std::move(k));
+    report.find({e.path, "bare_repository", keys, probe.detail});
   }
 
   bool visit(const WalkEntry& e) {
@@ -144,6 +169,20 @@ struct WorkspaceWalk {
 };
 
 }  // namespace
+
+bool valid_head(const std::string& text) {
+  if (text.rfind("ref:", 0) == 0) {
+    std::size_t at = text.find_first_not_of(" \t", 4);
+    return at != std::string::npos && text.compare(at, 5, "refs/") == 0;
+  }
+  std::size_t hex = 0;
+  while (hex < text.size() && std::isxdigit(static_cast<unsigned char>(text[hex]))) ++hex;
+  return hex >= 40;
+}
+
+bool looks_like_git_directory(const GitDirProbe& p) {
+  return (p.head_link || valid_head(p.head)) && (p.commondir || (p.objects && p.refs));
+}
 
 std::int64_t sweep_git_dir(int dir_fd, const std::string& label, const WalkLimits& limits, Quarantine& quarantine,
                            GitReport& report) {

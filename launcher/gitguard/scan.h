@@ -15,6 +15,18 @@
 
 namespace asbx {
 
+// A directory as git's is_git_directory() (setup.c) sees it, from lstat and bounded reads only.
+struct GitDirProbe {
+  std::string head;        // a regular file HEAD's first bytes
+  bool head_link = false;  // HEAD is a symlink (git reads a refs/… target, follows any other)
+  bool objects = false, refs = false, commondir = false;  // present (dir or symlink)
+  std::string detail;      // the commondir value, for the finding
+};
+// HEAD's text names a ref ("ref: refs/…") or an object (hex).
+bool valid_head(const std::string& text);
+// A git run in or below it would take it as a repository (and obey its config): it is reported.
+bool looks_like_git_directory(const GitDirProbe& p);
+
 // Each returns the entries it looked at; what a limit kept out goes to `quarantine`
 // (launcher/gitguard/quarantine.h), what stays live to report.unswept.
 std::int64_t sweep_git_dir(int dir_fd, const std::string& label, const WalkLimits& limits, Quarantine& quarantine,

@@ -15,8 +15,8 @@
 namespace asbx {
 namespace {
 
-constexpr int kMaxDepth = 64;
 constexpr std::size_t kChunk = 256 * 1024;
+constexpr const char* kWithheld = "(a name holding the value)";
 
 std::size_t longest(const std::vector<std::string>& values) {
   std::size_t n = 0;
@@ -41,7 +41,10 @@ bool file_holds(int fd, const std::vector<std::string>& values, ScanBudget& budg
 
 void walk(int dir_fd, const std::string& label, const std::vector<std::string>& values, ScanBudget& budget, int depth,
           std::vector<std::string>& found) {
-  if (depth > kMaxDepth) return (void)(budget.exhausted = true);
+  if (depth > ScanBudget::kMaxDepth) {  // not searched: said in the record's warnings, never silent
+    if (budget.too_deep.size() < 10) budget.too_deep.push_back(printable(label));
+    return;
+  }
   int own = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* dir = own >= 0 ? ::fdopendir(own) : nullptr;
   if (!dir) {
@@ -55,19 +58,31 @@ void walk(int dir_fd, const std::string& label, const std::vector<std::string>& 
       budget.exhausted = true;
       break;
     }
+    // a name (a file, a directory, a git ref) carries the value as well as contents do; the
+    // finding, and every path below it, shows a stand-in instead of that name
+    bool named = holds_any(name, values);
+    std::string shown = label + "/" + (named ? kWithheld : name);
+    if (named) found.push_back(printable(shown));
     struct stat st{};
     if (::fstatat(own, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {  // its target, read as text, never followed
+      char target[4097];
+      ssize_t n = ::readlinkat(own, name.c_str(), target, sizeof target);
+      if (n > 0 && holds_any(std::string(target, static_cast<std::size_t>(n)), values))
+        found.push_back(printable(shown) + " (its link target)");
+      continue;
+    }
     int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
     if (S_ISDIR(st.st_mode)) {
       int sub = ::openat(own, name.c_str(), flags | O_DIRECTORY);
       if (sub < 0) continue;
-      walk(sub, label + "/" + name, values, budget, depth + 1, found);
+      walk(sub, shown, values, budget, depth + 1, found);
       ::close(sub);
     } else if (S_ISREG(st.st_mode)) {
       int fd = ::openat(own, name.c_str(), flags);
       if (fd < 0) continue;
       // the agent chose the names: a newline or an escape must not forge a line on the caller's stderr
-      if (file_holds(fd, values, budget)) found.push_back(printable(label + "/" + name));
+      if (file_holds(fd, values, budget) && !named) found.push_back(printable(shown));
       ::close(fd);
     }
   }

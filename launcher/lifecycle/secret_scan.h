@@ -20,11 +20,16 @@ namespace asbx {
 struct ScanBudget {
   std::int64_t files = 200'000;
   std::int64_t bytes = std::int64_t(2) << 30;  // 2 GiB read at most
-  bool exhausted = false;
+  bool exhausted = false;  // the file or byte bound came first
+  // Directories deeper than kMaxDepth below a searched root are not searched: named here (first 10).
+  static constexpr int kMaxDepth = 64;
+  std::vector<std::string> too_deep;
 };
 
-// Paths ("LABEL/relative", printable(): the agent chose the names) of regular files under
-// `dir_fd` holding any of `values`.
+// Paths ("LABEL/relative", printable(): the agent chose the names) under `dir_fd` of regular
+// files holding any of `values`, of symlinks whose target holds one (" (its link target)"), and
+// of entries whose name holds one: that name is shown as "(a name holding the value)", here and in
+// every path below it (a finding never carries the value).
 std::vector<std::string> scan_tree(int dir_fd, const std::string& label, const std::vector<std::string>& values,
                                    ScanBudget& budget);
 // A tmpfs of the container is gone when it stops. Opened through its root between init and

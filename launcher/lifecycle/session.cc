@@ -259,6 +259,9 @@ class Session {
     for (const auto& [name, value] : plan_.env)
       if (holds_any(value, values)) found({"env " + name});
     if (budget.exhausted) result_.warnings.push_back("the end-of-session secret scan stopped at its bound (200000 files, 2 GiB)");
+    for (const auto& dir : budget.too_deep)
+      result_.warnings.push_back("the end-of-session secret scan did not search " + dir + ": deeper than its bound (" +
+                                 std::to_string(ScanBudget::kMaxDepth) + " directory levels)");
     if (output_scan_.exhausted()) result_.warnings.push_back("the secret scan of the agent's output stopped at its bound (1 GiB)");
   }
 

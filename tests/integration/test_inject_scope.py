@@ -44,6 +44,17 @@ printf 'sk-ant-oat01-notthereal%%s' "${t#sk-ant-oat01-}" | base64 -w0 > $W/other
 printf '{"token":"%%s"}' "$t" | base64 -w0 | tr '+/' '-_'; echo
 exit 4""".replace("S_CLIENT", S_CLIENT)
 
+NAMES = r"""W=/sandbox/workspaces/%s
+a=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' ~/.claude/.credentials.json | head -1)
+printf 'GET /v1/echo-auth HTTP/1.1\r\nHost: api.anthropic.com\r\nAuthorization: Bearer %%s\r\nConnection: close\r\n\r\n' "$a" | S_CLIENT > /tmp/echoed
+t=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' /tmp/echoed); rm /tmp/echoed; [ -n "$t" ] || exit 9
+touch "$W/n-$t"
+ln -s "x$t" $W/l
+git init -q $W/g && git -C $W/g -c user.name=a -c user.email=a@a commit -q --allow-empty -m x && git -C $W/g branch "k$t"
+D=$W/$(printf 'a/%%.0s' $(seq 66)); mkdir -p $D && printf '%%s' "$t" > $D/deep
+exit 4""".replace("S_CLIENT", S_CLIENT)
+WITHHELD = "(a name holding the value)"
+
 
 class Scope(InjectSeat):
     def workspace(self, name):
@@ -107,6 +118,21 @@ class Scope(InjectSeat):
         self.assertTrue((ws / "other.b64").exists())  # the control: written, and no finding
         self.assertNotIn(real["accessToken"], json.dumps(record) + proc.stderr.decode())
         print("\nencoded: found %s" % json.dumps(record["credential_exposed"]), file=sys.stderr)
+
+    def test_the_real_token_as_a_name_a_link_target_or_a_ref_is_found_and_a_deep_tree_is_said(self):
+        proc, record, up, real, ws = self.run_session("nam", NAMES)
+        self.assertEqual(proc.returncode, 226, proc.stderr.decode(errors="replace"))
+        self.assertEqual((record["error_kind"], record["agent_exit_code"]), ("credential_exposed", 4))
+        w = "/sandbox/workspaces/isc-nam"
+        self.assertEqual(sorted(e["where"] for e in record["credential_exposed"]),
+                         sorted([f"{w}/{WITHHELD}", f"{w}/l (its link target)", f"{w}/g/.git/refs/heads/{WITHHELD}",
+                                 f"{w}/g/.git/logs/refs/heads/{WITHHELD}"]), json.dumps(record["credential_exposed"]))
+        self.assertIn(f"the end-of-session secret scan did not search {w}/{'/'.join(['a'] * 65)}: deeper than its "
+                      "bound (64 directory levels)", record["warnings"])
+        self.assertFalse(any("stopped at its bound" in x for x in record["warnings"]), record["warnings"])
+        self.assertTrue(any(p.name.startswith("n-") for p in ws.iterdir()))  # planted as named
+        self.assertNotIn(real["accessToken"], json.dumps(record) + proc.stderr.decode())
+        print("\nnames: found %s" % json.dumps(record["credential_exposed"]), file=sys.stderr)
 
 
 if __name__ == "__main__":
