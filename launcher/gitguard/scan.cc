@@ -178,12 +178,14 @@ std::int64_t scan_workspace(int ws_fd, const GitPlan& git, const std::string& co
 }
 
 void drop_bad_index(int gitdir_fd, const std::string& gitdir, std::size_t hash_len, GitReport& report) {
+  struct stat st{};
+  if (::fstatat(gitdir_fd, "index", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) return;
   auto data = read_file_beneath(gitdir_fd, "index", kGitCopyMaxBytes);
-  if (!data) return;
-  GitIndexSummary index = parse_git_index(*data, hash_len);
-  if (index.bad_path.empty()) return;
+  // What cannot be read within the cap cannot be checked: it goes the same way.
+  std::string bad = data ? parse_git_index(*data, hash_len).bad_path : "not a regular file of at most 64 MiB";
+  if (bad.empty()) return;
   if (::unlinkat(gitdir_fd, "index", 0) == 0) report.remove({gitdir + "/index", "index"});
-  else left(report, {gitdir + "/index", "index_left", {}, "holds " + index.bad_path + "; could not remove it: " + std::strerror(errno)});
+  else left(report, {gitdir + "/index", "index_left", {}, bad + "; could not remove it: " + std::strerror(errno)});
 }
 
 void find_operation_in_progress(int gitdir_fd, const std::string& gitdir, GitReport& report) {
