@@ -49,7 +49,7 @@ class CraftedIndex(HostGit):
         show = self.root_git("log", "-p", "-1", "--format=", cwd=ws).stdout
         return "root-only file outside" in show
 
-    def check(self, ws, gitdir, proc, record):
+    def check(self, ws, gitdir, mirror, proc, record):
         self.assertSessionExited(proc, record)
         self.assertEqual(proc.stdout, b"planted\n")
         removed = [r for r in record["git"]["removed"] if r["kind"] == "index"]
@@ -57,9 +57,10 @@ class CraftedIndex(HostGit):
         self.assertIn("git: removed '" + str(gitdir / "index") + "': an entry's path is one git refuses (outside the "
                       "work tree); rebuild it with 'git reset'", proc.stderr.decode(errors="replace"))
         self.assertFalse((gitdir / "index").exists())
-        self.assertEqual(self.safe_git(ws, "reset", "-q", as_owner=False).returncode, 0)  # git rebuilds the index
-        self.assertNotIn("root-only", self.safe_git(ws, "diff", "HEAD", as_owner=False).stdout)
-        out = self.safe_git(ws, "commit", "-a", "-q", "--allow-empty", "-m", "x", as_owner=False)
+        git = lambda *a: self.safe_git(ws, *a, mirror=mirror, as_owner=False)
+        self.assertEqual(git("reset", "-q").returncode, 0)  # git rebuilds the index
+        self.assertNotIn("root-only", git("diff", "HEAD").stdout)
+        out = git("commit", "-a", "-q", "--allow-empty", "-m", "x")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertFalse(self.taken(ws))
 
@@ -79,7 +80,7 @@ class CraftedIndex(HostGit):
         mirror = SymlinkMirror(self)
         os.chmod(mirror.ws, 0o755)
         proc, record = self.session("lo-idx-linked", mirror.ws, self.plant(mirror.ws), mirror=mirror.common)
-        self.check(mirror.ws, mirror.gitdir(), proc, record)
+        self.check(mirror.ws, mirror.gitdir(), mirror.common, proc, record)
 
     def test_control_the_same_index_on_the_host_commits_the_outside_file(self):
         ws = self.clone("idx-ctl")
