@@ -34,6 +34,7 @@ class CraftedIndex(HostGit):
         self.secret.parent.mkdir(mode=0o700)
         self.secret.write_text(SECRET)
         os.chmod(self.secret, 0o600)
+        (self.seat.dir / ".gitconfig").write_text("[user]\n\tname = root\n\temail = root@seat\n")  # root's HOME
 
     def index_for(self, ws):
         return crafted_index(os.path.relpath(self.secret, ws), SECRET.encode())
