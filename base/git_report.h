@@ -20,7 +20,7 @@ struct GitFinding {
 
 struct GitRemoval {
   std::string path;  // on the seat
-  std::string kind;  // symlink, fifo, socket, device
+  std::string kind;  // symlink, fifo, socket, device; index (an entry path git refuses)
   bool operator==(const GitRemoval&) const = default;
 };
 

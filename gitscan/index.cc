@@ -1,5 +1,7 @@
 #include "gitscan/index.h"
 
+#include "base/util.h"
+
 namespace asbx {
 namespace {
 
@@ -69,7 +71,31 @@ bool read_extensions(std::string_view d, std::size_t at, std::size_t hash_len, G
   return d.size() - at == hash_len;
 }
 
+bool is_dot_git(std::string_view c) {
+  if (c.size() < 4 || c[0] != '.') return false;
+  for (std::size_t i = 1; i < 4; ++i)
+    if ((c[i] | 0x20) != "git"[i - 1]) return false;
+  return c.find_first_not_of(". ", 4) == std::string_view::npos;  // Windows drops trailing dots and spaces
+}
+
 }  // namespace
+
+std::string git_path_problem(std::string_view path) {
+  if (path.empty()) return "an empty path";
+  if (path[0] == '/') return "a leading '/'";
+  if (path.find('\\') != std::string_view::npos) return "a backslash";
+  std::size_t at = 0;
+  while (true) {
+    std::size_t slash = path.find('/', at);
+    std::string_view c = path.substr(at, slash == std::string_view::npos ? std::string_view::npos : slash - at);
+    if (c.empty()) return "an empty component";
+    if (c == ".") return "a '.' component";
+    if (c == "..") return "a '..' component";
+    if (is_dot_git(c)) return "a '.git' component";
+    if (slash == std::string_view::npos) return "";
+    at = slash + 1;
+  }
+}
 
 GitIndexSummary parse_git_index(std::string_view d, std::size_t hash_len, std::size_t max_gitlinks) {
   GitIndexSummary s;
@@ -91,6 +117,8 @@ GitIndexSummary parse_git_index(std::string_view d, std::size_t hash_len, std::s
       s.error = "entry " + std::to_string(i) + " of " + std::to_string(s.entries) + " is cut or malformed";
       return s;
     }
+    if (std::string why = git_path_problem(path); !why.empty() && s.bad_path.empty())
+      s.bad_path = "entry " + std::to_string(i) + " '" + printable(path, 200) + "': " + why;
     if ((mode & kTypeMask) == kGitlinkMode && s.gitlinks.size() < max_gitlinks) s.gitlinks.push_back(path);
   }
   if (!read_extensions(d, at, hash_len, s)) s.error = "the extensions or the checksum are cut or malformed";

@@ -17,7 +17,15 @@ struct GitIndexSummary {
   std::uint32_t entries = 0;
   std::vector<std::string> gitlinks;  // paths, in index order (at most max_gitlinks)
   bool split_index = false;        // a "link" extension: the entries live in a sharedindex.* file
+  // The first entry whose path git itself would refuse (git_path_problem), "" when none: such an
+  // index makes the host's git read, and commit, files outside the work tree.
+  std::string bad_path;
 };
+
+// Why git's own rules (verify_path in read-cache.c) refuse an index entry's path, or "" for a
+// sound one: empty, a leading '/', an empty, '.' or '..' component, a '.git' component in any case
+// (also followed by spaces or dots), a backslash.
+std::string git_path_problem(std::string_view path);
 
 GitIndexSummary parse_git_index(std::string_view data, std::size_t hash_len = 20, std::size_t max_gitlinks = 1000);
 

@@ -55,10 +55,16 @@ void sort_for_the_record(GitReport& r) {
 void say(const LaunchPlan& plan, const GitReport& r, std::vector<std::string>& warnings) {
   std::string safe = safe_git_command(plan.git.workspace.path, plan.git.mirror);
   for (const auto& f : r.findings) warnings.push_back(finding_warning(f, safe));
-  if (!r.removed.empty())
-    warnings.push_back("git: removed " + std::to_string(r.removed.size()) +
+  auto indexes = std::count_if(r.removed.begin(), r.removed.end(), [](const GitRemoval& g) { return g.kind == "index"; });
+  if (r.removed.size() > static_cast<std::size_t>(indexes))
+    warnings.push_back("git: removed " + std::to_string(r.removed.size() - indexes) +
                        " symlink(s), FIFO(s), socket(s) or device(s) the agent left in the writable git dirs, where git "
-                       "never makes them (the record's git.removed names each)");
+                       "never makes them, or FIFO(s), socket(s) or device(s) in the workspace (the record's git.removed "
+                       "names each)");
+  for (const auto& g : r.removed)
+    if (g.kind == "index")
+      warnings.push_back("git: removed '" + g.path + "': an entry's path is one git refuses (outside the work tree); "
+                         "rebuild it with 'git reset'");
   if (!r.stripped.empty())
     warnings.push_back("git: cleared setuid/setgid on " + std::to_string(r.stripped.size()) +
                        " file(s) the agent left (the record's git.setid_stripped names each)");
@@ -132,6 +138,7 @@ void GitGuard::conclude(const LaunchPlan& plan, SessionResult& result) {
     GitdirFiles left = tmpfs_.left(plan);
     if (gitdir_) left.merge(worktree_files(plan));
     if (staged_) tmpfs_.copy_back(plan, common_.get(), left, r);
+    if (gitdir_) drop_bad_index(gitdir_.get(), plan.git.gitdir.path, plan.git.hash_len, r);
     r.entries += scan_workspace(workspace_.get(), plan.git, plan.git.container_workspace, limits, ws_q, r);
     if (plan.git.shape == "linked_worktree") find_operation_in_progress(gitdir_.get(), plan.git.gitdir.path, r);
     history.deadline_ms = steady_ms() + kHistoryBudgetMs;

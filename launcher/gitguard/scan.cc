@@ -10,6 +10,7 @@
 #include "base/beneath.h"
 #include "base/util.h"
 #include "gitscan/config.h"
+#include "gitscan/index.h"
 #include "mounts/git.h"
 
 namespace asbx {
@@ -155,6 +156,13 @@ struct WorkspaceWalk {
   }
 
   bool visit(const WalkEntry& e) {
+    // A FIFO hangs the host's git that opens it (.gitignore, .gitattributes, .mailmap); git never
+    // checks one out, nor a socket or a device. Symlinks are content here: they stay.
+    if (std::string kind = special_kind(e.st.st_mode); !kind.empty() && kind != "symlink") {
+      if (::unlinkat(e.dirfd, e.name.c_str(), 0) == 0) report.remove({e.path, kind});
+      else left(report, {e.path, kind + "_left", {}, std::string("could not remove it: ") + std::strerror(errno)});
+      return false;
+    }
     strip(e, report);
     std::string rel = relative(e.path);
     bool in_gitdir = rel.rfind(".git/", 0) == 0 || rel.find("/.git/") != std::string::npos;
@@ -206,6 +214,17 @@ std::int64_t scan_workspace(int ws_fd, const GitPlan& git, const std::string& co
   WalkEvents events{[&](const WalkEntry& e) { return walk.visit(e); },
                     [&](const WalkEntry& e, const std::string& why) { quarantine.take(e, why, report); }};
   return walked(walk_tree(ws_fd, git.workspace.path, limits, events), report);
+}
+
+void drop_bad_index(int gitdir_fd, const std::string& gitdir, std::size_t hash_len, GitReport& report) {
+  struct stat st{};
+  if (::fstatat(gitdir_fd, "index", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) return;
+  auto data = read_file_beneath(gitdir_fd, "index", kGitCopyMaxBytes);
+  // What cannot be read within the cap cannot be checked: it goes the same way.
+  std::string bad = data ? parse_git_index(*data, hash_len).bad_path : "not a regular file of at most 64 MiB";
+  if (bad.empty()) return;
+  if (::unlinkat(gitdir_fd, "index", 0) == 0) report.remove({gitdir + "/index", "index"});
+  else left(report, {gitdir + "/index", "index_left", {}, bad + "; could not remove it: " + std::strerror(errno)});
 }
 
 void find_operation_in_progress(int gitdir_fd, const std::string& gitdir, GitReport& report) {

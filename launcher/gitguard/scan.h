@@ -33,6 +33,10 @@ std::int64_t sweep_git_dir(int dir_fd, const std::string& label, const WalkLimit
                            GitReport& report);
 std::int64_t scan_workspace(int ws_fd, const GitPlan& git, const std::string& container_ws, const WalkLimits& limits,
                             Quarantine& quarantine, GitReport& report);
+// The index the host's git reads in `gitdir_fd` (the plain clone's .git, the linked worktree's
+// gitdir): removed, on record (git.removed, kind "index"), when an entry's path is one git refuses
+// (gitscan/index.h); when it cannot be, a finding and report.unswept (sweep_incomplete).
+void drop_bad_index(int gitdir_fd, const std::string& gitdir, std::size_t hash_len, GitReport& report);
 // A linked worktree's gitdir: a rebase, cherry-pick or revert the agent left in progress.
 void find_operation_in_progress(int gitdir_fd, const std::string& gitdir, GitReport& report);
 

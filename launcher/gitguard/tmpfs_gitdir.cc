@@ -36,6 +36,7 @@ std::string validate(const std::string& name, const std::string& data, std::size
   if (name == "packed-refs") return parse_packed_refs(data, hash_len, why) ? "" : why;
   GitIndexSummary index = parse_git_index(data, hash_len);
   if (!index.error.empty()) return index.error;
+  if (!index.bad_path.empty()) return "a path git refuses, " + index.bad_path;
   return index.split_index ? "a split index (its entries live in a sharedindex file that stays inside)" : "";
 }
 

@@ -127,3 +127,26 @@ TEST_CASE("refs: git's ref name rules, HEAD, loose refs and packed-refs") {
   CHECK_FALSE(parse_packed_refs(kId + " refs/heads/main", 20, why));
   CHECK(why == "line 1: no newline at the end");
 }
+
+TEST_CASE("git index: a path git refuses is named (it would reach outside the work tree)") {
+  CHECK(git_path_problem("src/main.cc") == "");
+  CHECK(git_path_problem(".gitignore") == "");
+  CHECK(git_path_problem("a/.github/x") == "");
+  CHECK(git_path_problem("../../tmp/secret") == "a '..' component");
+  CHECK(git_path_problem("a/../../b") == "a '..' component");
+  CHECK(git_path_problem("/etc/shadow") == "a leading '/'");
+  CHECK(git_path_problem("a/./b") == "a '.' component");
+  CHECK(git_path_problem("a//b") == "an empty component");
+  CHECK(git_path_problem("a/") == "an empty component");
+  CHECK(git_path_problem("") == "an empty path");
+  CHECK(git_path_problem(".git/config") == "a '.git' component");
+  CHECK(git_path_problem("sub/.GiT/hooks/x") == "a '.git' component");
+  CHECK(git_path_problem("sub/.git. ./hooks") == "a '.git' component");
+  CHECK(git_path_problem("a\\b") == "a backslash");
+  auto v2 = parse_git_index(index_of(2, {entry("ok", 0100644, 2), entry("../../../tmp/root-secret", 0100644, 2)}));
+  CHECK(v2.error == "");
+  CHECK(v2.bad_path == "entry 1 '../../../tmp/root-secret': a '..' component");
+  auto v4 = parse_git_index(index_of(4, {entry("/etc/shadow", 0100644, 4, 0, "/etc/shadow")}));
+  CHECK(v4.bad_path == "entry 0 '/etc/shadow': a leading '/'");
+  CHECK(parse_git_index(index_of(2, {entry("a", 0100644, 2)})).bad_path == "");
+}

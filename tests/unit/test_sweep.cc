@@ -172,3 +172,52 @@ TEST_CASE("the seat's [git_sweep] may lower the sweep's limits, never raise them
   CHECK_THROWS_WITH(parse_seat_config("[git_sweep]\ntime = \"2m\"\n", "seat.toml", u),
                     doctest::Contains("'time' must be between 1 and 60000"));
 }
+
+TEST_CASE("the workspace's FIFOs, sockets and devices are removed on record; its symlinks stay") {
+  TempDir t;
+  fs::create_directories(t.dir / "ws/u");
+  REQUIRE(::mkfifo((t.dir / "ws/.gitignore").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((t.dir / "ws/u/.mailmap").c_str(), 0600) == 0);
+  fs::create_symlink("a.txt", t.dir / "ws/link");
+  int ws = open_dir(t.dir / "ws");
+  GitPlan git;
+  git.shape = "none";
+  git.workspace.path = (t.dir / "ws").string();
+  GitReport r;
+  Quarantine q(ws, git.workspace.path);
+  scan_workspace(ws, git, "/workspace", WalkLimits{}, q, r);
+  ::close(ws);
+  std::sort(r.removed.begin(), r.removed.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  CHECK(r.removed == std::vector<GitRemoval>{{git.workspace.path + "/.gitignore", "fifo"}, {git.workspace.path + "/u/.mailmap", "fifo"}});
+  CHECK(!fs::exists(fs::symlink_status(t.dir / "ws/.gitignore")));
+  CHECK(fs::is_symlink(t.dir / "ws/link"));
+  CHECK(r.unswept.empty());
+}
+
+TEST_CASE("an index whose entry path git refuses is removed from the gitdir on record; a sound one stays") {
+  auto index = [](const std::string& path) {
+    std::string e(24, '\0');
+    e += std::string("\0\0\x81\xa4", 4) + std::string(12, '\0') + std::string(20, '\x11');
+    e += static_cast<char>(0);
+    e += static_cast<char>(path.size());
+    e += path;
+    do e += '\0';
+    while (e.size() % 8);
+    return std::string("DIRC\0\0\0\x02\0\0\0\x01", 12) + e + std::string(20, '\x22');
+  };
+  TempDir t;
+  fs::create_directories(t.dir / "gd");
+  int gd = open_dir(t.dir / "gd");
+  GitReport r;
+  std::ofstream(t.dir / "gd/index") << index("a.txt");
+  drop_bad_index(gd, "G", 20, r);
+  CHECK(r.removed.empty());
+  CHECK(fs::exists(t.dir / "gd/index"));
+  std::ofstream(t.dir / "gd/index", std::ios::trunc) << index("../../tmp/root-secret");
+  drop_bad_index(gd, "G", 20, r);
+  CHECK(r.removed == std::vector<GitRemoval>{{"G/index", "index"}});
+  CHECK(!fs::exists(t.dir / "gd/index"));
+  drop_bad_index(gd, "G", 20, r);  // none there: nothing to say
+  CHECK(r.removed.size() == 1);
+  ::close(gd);
+}
