@@ -182,7 +182,9 @@ class ProvisionedSeatTest(unittest.TestCase):
         report = json.loads(self.doctor(REGISTRY, "--json").stdout)
         self.assertEqual((report["ok"], [s["name"] for s in report["seats"]]), (True, [R1, R2]))
         self.assertEqual([c["name"] for c in report["seats"][0]["checks"]],
-                         ["reachable", "host_key", "version", "seat_doctor", "image", "limits", "capacity"])
+                         ["reachable", "host_key", "version", "seat_doctor", "image", "limits",
+                          "disk", "disk",  # the seat's workspace root and git root: how the budget is kept
+                          "capacity"])
 
     def test_doctor_registry_names_the_broken_seat_and_the_remedy(self):
         tmp = pathlib.Path(tempfile.mkdtemp(prefix="asbx-doctor-"))
