@@ -1,7 +1,6 @@
 #include "launcher/lifecycle/session.h"
 
 #include <csignal>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <optional>
@@ -15,6 +14,10 @@
 #include "launcher/podman/container_root.h"
 #include "launcher/podman/create_lock.h"
 #include "launcher/lifecycle/disk_watch.h"
+#include "launcher/lifecycle/exposure_scan.h"
+#include "launcher/lifecycle/outcome.h"
+#include "launcher/lifecycle/phase_clock.h"
+#include "launcher/lifecycle/start_checks.h"
 #include "launcher/podman/gofer.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
 #include "launcher/lifecycle/home.h"
@@ -27,7 +30,6 @@
 #include "launcher/podman/spec.h"
 #include "launcher/lifecycle/state_collect.h"
 #include "launcher/lifecycle/terminal.h"
-#include "base/units.h"
 #include "base/util.h"
 #include <fcntl.h>
 
@@ -36,16 +38,6 @@ namespace asbx {
 namespace {
 
 const long kCreateLockWaitMs = 60 * 1000;
-const char* kIgnoredLimits = "Resource limits are not supported and ignored";
-const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-// PATH of the created container (the image's, unless the plan sets one).
-std::string container_path_env(const nlohmann::json& state) {
-  if (!state.is_object() || !state.contains("Config") || !state["Config"].contains("Env")) return kDefaultPath;
-  for (const auto& kv : state["Config"]["Env"])
-    if (kv.is_string() && kv.get<std::string>().rfind("PATH=", 0) == 0) return kv.get<std::string>().substr(5);
-  return kDefaultPath;
-}
 
 class Session {
  public:
@@ -67,7 +59,7 @@ class Session {
     // Every ending after start, the container gone (nothing of the agent runs any more):
     // what it left in the workspace and the git dirs is swept and scanned (gitguard/guard.h).
     if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
-    if (!result_.git.unswept.empty()) sweep_incomplete();
+    note_sweep_incomplete(result_);
     seat_tmpfs_.release();  // gVisor: the launcher's pinned fds were its last readers
     result_.total_ms = steady_ms() - t0;
     return result_;
@@ -84,7 +76,7 @@ class Session {
     Created c = timed("create", [&] { return create(); });
     result_.container_id = c.id;
     result_.warnings = c.warnings;
-    check_limits_enforced();
+    check_limits_enforced(result_, plan_);
     timed("init", [&] { api_.init(c.id); });
     nlohmann::json state = timed("inspect", [&] { return api_.inspect(c.id); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
@@ -123,8 +115,8 @@ class Session {
     if (pid <= 0) throw Error(ErrorKind::start_failed, "podman reported no process for the initialised container");
     // gVisor: the sandbox's own root is empty; its gofer serves the container's (gofer.h).
     ContainerRoot root(plan_.isolation.wall == "gvisor" ? runsc_gofer_pid(pid, result_.container_id) : pid);
-    verify_mounts(root);
-    check_command(root, state);
+    verify_mounts(root, plan_);
+    check_command(root, state, plan_);
     check_mounts_usable(root, plan_);  // the agent's user can reach and write its workspace and git
     home_.stage(root, plan_);
     if (!home_.swaps().empty()) scratch_ = pin_scratch(root);  // inject mode: for the secret scan
@@ -135,44 +127,6 @@ class Session {
     output_scan_.arm(exposure_values(egress_.real_values()));  // inject mode: what the agent prints
     // The catch-all device and the decoys; in kill mode the first trip stops the agent at once.
     tripwire_.arm(pid, plan_, home_.fd(), [this](const std::string&) { init_.kill(); });
-  }
-
-  // A bind source swapped for something else between validation and mount (a
-  // concurrent session rewriting a shared dir) shows up as another device/inode.
-  void verify_mounts(const ContainerRoot& root) {
-    for (const auto& m : plan_.mounts) {
-      if (m.type != "bind" || m.source_ino == 0) continue;
-      auto st = root.stat_no_symlinks(m.destination);
-      if (st && st->st_dev == m.source_dev && st->st_ino == m.source_ino) continue;
-      bool ws = m.source == plan_.git.workspace.path;
-      throw Error(ws ? ErrorKind::workspace_rejected : ErrorKind::git_unmountable,
-                  "'" + m.source + "' mounted at '" + m.destination +
-                      "' is not the directory that was validated (it was replaced between the check and the mount); "
-                      "nothing was started");
-    }
-  }
-
-  void check_command(const ContainerRoot& root, const nlohmann::json& state) {
-    unsigned uid = 0, gid = 0;
-    std::sscanf(plan_.user.c_str(), "%u:%u", &uid, &gid);
-    CommandVerdict v = root.resolve_command(plan_.argv[0], container_path_env(state), plan_.workdir, uid, gid);
-    if (v == CommandVerdict::not_found)
-      throw Error(ErrorKind::command_not_found, "command not found inside the container: '" + plan_.argv[0] + "'");
-    if (v == CommandVerdict::not_executable)
-      throw Error(ErrorKind::command_not_executable,
-                  "command not executable inside the container: '" + plan_.argv[0] + "'");
-  }
-
-  // Rootless podman on cgroup v1 drops every resource limit and says so only in a warning.
-  void check_limits_enforced() {
-    for (const auto& w : result_.warnings)
-      if (w.find(kIgnoredLimits) != std::string::npos) result_.limits_enforced = false;
-    if (result_.limits_enforced || plan_.waive_unenforced_limits) return;
-    throw Error(ErrorKind::limits_unenforced,
-                "podman will not enforce the memory/pids/cpu limits on this seat (\"" +
-                    std::string(kIgnoredLimits) +
-                    "\"); refusing to start. The seat owner may waive this with waive_unenforced_limits = true in " +
-                    plan_.waiver_source);
   }
 
   void execute(std::int64_t t0) {
@@ -198,71 +152,16 @@ class Session {
     result_.run_ms = steady_ms() - started;
     home_.check_refresh(plan_, result_);
     collect_state_once();  // the agent has ended (exit, timeout, signal, OOM); its HOME is still there
-    timed("secret_scan", [&] { scan_for_exposure(); });
+    timed("secret_scan", [&] {
+      scan_for_exposure(result_, plan_, api_, {output_scan_, home_.fd(), scratch_}, exposure_values(egress_.real_values()));
+    });
     home_.close();
-    result_.output_truncated = pumped.output_truncated;
-    if (pumped.output_truncated > 0)
-      result_.warnings.push_back("the capture log reached its bound of " + format_size(io_.out_max) + ": " +
-                                 std::to_string(pumped.output_truncated) + " further bytes of the agent's output were left out");
-    if (pumped.output_dropped > 0)
-      result_.warnings.push_back("the caller stopped reading: " + std::to_string(pumped.output_dropped) +
-                                 " bytes of the agent's output were not delivered");
+    note_output_bounds(result_, pumped, io_.out_max);
     timed("conclude", [&] { conclude(code); });
     if (!result_.credential_exposed.empty())
       record_error(result_, Error(ErrorKind::credential_exposed,
                                   "a real token value was found inside the container at the session's end: " +
                                       join(result_.credential_exposed, ", ") + " (the host's login may have leaked; log in again on the seat)"));
-  }
-
-  // What the agent left could not all be swept or set aside: the session fails closed, unless
-  // another launcher failure already says so (its code stays; the record names both).
-  void sweep_incomplete() {
-    std::string what = join(result_.git.unswept, "; ");
-    if (result_.error_kind) {
-      result_.warnings.push_back("git: the check after the session is incomplete: " + what);
-      return;
-    }
-    record_error(result_, Error(ErrorKind::sweep_incomplete,
-                                "the check after the session could not sweep or set aside what the agent left: " + what +
-                                    "; do not run git or programs in the workspace before removing it"));
-  }
-
-  // Inject mode: the real values must be nowhere the agent could reach (secret_scan.h): its HOME,
-  // /tmp and /dev/shm, its writable layer, the binds, the environment it was given.
-  void scan_for_exposure() {
-    std::vector<std::string> values = exposure_values(egress_.real_values());
-    if (values.empty()) return;
-    result_.exposure_scanned = true;
-    ScanBudget budget;
-    auto found = [&](std::vector<std::string> where) {
-      result_.credential_exposed.insert(result_.credential_exposed.end(), where.begin(), where.end());
-    };
-    found(output_scan_.found());
-    found(scan_tree(home_.fd(), kContainerHome, values, budget));
-    for (const auto& [path, fd] : scratch_) found(scan_tree(fd.get(), path, values, budget));
-    for (const auto& m : plan_.mounts) {
-      if (m.type != "bind") continue;
-      UniqueFd dir(::open(m.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-      found(scan_tree(dir.get(), m.destination, values, budget));
-    }
-    nlohmann::json state;
-    try {
-      state = api_.inspect(result_.container_id);
-    } catch (const Error& e) {
-      result_.warnings.push_back(std::string("the secret scan could not read the container's writable layer: ") + e.what());
-    }
-    std::string upper = state.is_object() ? state.value("/GraphDriver/Data/UpperDir"_json_pointer, std::string()) : "";
-    if (!upper.empty()) {
-      UniqueFd dir(::open(upper.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-      found(scan_tree(dir.get(), "(container root)", values, budget));
-    }
-    for (const auto& [name, value] : plan_.env)
-      if (holds_any(value, values)) found({"env " + name});
-    if (budget.exhausted) result_.warnings.push_back("the end-of-session secret scan stopped at its bound (200000 files, 2 GiB)");
-    for (const auto& dir : budget.too_deep)
-      result_.warnings.push_back("the end-of-session secret scan did not search " + dir + ": deeper than its bound (" +
-                                 std::to_string(ScanBudget::kMaxDepth) + " directory levels)");
-    if (output_scan_.exhausted()) result_.warnings.push_back("the secret scan of the agent's output stopped at its bound (1 GiB)");
   }
 
   // The attach stream ended: the container has stopped. podman 4.3's wait can answer 500
@@ -331,49 +230,7 @@ class Session {
       nlohmann::json state = api_.inspect(result_.container_id);
       if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
     }
-    if (result_.cause.empty() && !tripwire_.killed_by().empty()) result_.cause = "tripwire";
-    if (result_.cause.empty() && !disk_.ended().empty()) result_.cause = "disk";
-    result_.cause = decide_cause(result_.cause, result_.counters);
-    if (code < 0 && result_.cause.empty())
-      throw Error(ErrorKind::internal, "podman reported no exit code for the container");
-    if (code >= 0) result_.agent_exit_code = code;
-    if (result_.cause == "timeout") {
-      record_error(result_, Error(ErrorKind::killed_timeout, "killed: the session's timeout of " +
-                                                                 std::to_string(plan_.timeout_ms) + " ms passed"));
-      result_.outcome = "killed";
-    } else if (result_.cause == "tripwire") {
-      record_error(result_, Error(ErrorKind::tripwire, "killed by the tripwire at its first trip: " + tripwire_.killed_by() +
-                                                           " (tripwire = \"kill\" in " + plan_.tripwire.source + ")"));
-      result_.outcome = "killed";
-    } else if (result_.cause == "disk") {
-      record_error(result_, Error(ErrorKind::killed_disk, disk_.ended_message()));
-      result_.outcome = "killed";
-    } else if (result_.cause == "signal") {
-      result_.outcome = "killed";
-      result_.exit_code = 128 + result_.signal;
-      result_.message = "stopped: the launcher received signal " + std::to_string(result_.signal);
-    } else if (result_.cause == "oom" && (code == 128 + SIGKILL || plan_.isolation.wall == "gvisor")) {
-      // gVisor: the seat's OOM killer ends the whole sandbox, whatever code runsc then reports.
-      record_error(result_, Error(ErrorKind::killed_oom, "killed: out of memory (the session's memory limit of " +
-                                                             format_size(plan_.limits.memory_bytes) + ")"));
-      result_.outcome = "killed";
-    } else {
-      result_.outcome = "exited";
-      result_.exit_code = code;
-    }
-    note_survived_events();
-  }
-
-  // Containment events the agent may have survived are said on stderr (and recorded).
-  void note_survived_events() {
-    const KillCounters& c = result_.counters;
-    if (c.oom_killed && result_.error_kind != ErrorKind::killed_oom)
-      result_.warnings.push_back("the kernel killed " + std::to_string(std::max<std::int64_t>(c.oom_kills, 1)) +
-                                 " process(es) of the session: out of memory (limit " +
-                                 format_size(plan_.limits.memory_bytes) + ")");
-    if (c.pids_refused > 0)
-      result_.warnings.push_back("the pids limit of " + std::to_string(plan_.limits.pids) + " refused " +
-                                 std::to_string(c.pids_refused) + " fork(s)");
+    decide_outcome(result_, plan_, code, {tripwire_.killed_by(), disk_.ended(), disk_.ended_message()});
   }
 
   // --state-dir: the runtime's state paths, read through the pinned HOME fd (docs/STATE.md).
@@ -406,16 +263,9 @@ class Session {
     result_.placeholder_elsewhere = c.placeholder_elsewhere;
   }
 
-  // Runs one step and adds its duration to the record's phases (also when it throws).
   template <class F>
   auto timed(const char* name, F&& step) -> decltype(step()) {
-    struct Clock {
-      SessionResult& result;
-      const char* name;
-      std::int64_t t0 = steady_ms();
-      ~Clock() { result.phase_ms.emplace_back(name, steady_ms() - t0); }
-    } clock{result_, name};
-    return step();
+    return timed_phase(result_, name, std::forward<F>(step));
   }
 
   SignalPipe signals_;  // first: a signal during setup is queued, not fatal

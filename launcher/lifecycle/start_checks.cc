@@ -1,0 +1,55 @@
+#include "launcher/lifecycle/start_checks.h"
+
+#include <cstdio>
+
+#include "base/error.h"
+
+namespace asbx {
+
+namespace {
+const char* kIgnoredLimits = "Resource limits are not supported and ignored";
+const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+}  // namespace
+
+std::string container_path_env(const nlohmann::json& state) {
+  if (!state.is_object() || !state.contains("Config") || !state["Config"].contains("Env")) return kDefaultPath;
+  for (const auto& kv : state["Config"]["Env"])
+    if (kv.is_string() && kv.get<std::string>().rfind("PATH=", 0) == 0) return kv.get<std::string>().substr(5);
+  return kDefaultPath;
+}
+
+// A concurrent session rewriting a shared dir between the check and the mount is one way.
+void verify_mounts(const ContainerRoot& root, const LaunchPlan& plan) {
+  for (const auto& m : plan.mounts) {
+    if (m.type != "bind" || m.source_ino == 0) continue;
+    auto st = root.stat_no_symlinks(m.destination);
+    if (st && st->st_dev == m.source_dev && st->st_ino == m.source_ino) continue;
+    bool ws = m.source == plan.git.workspace.path;
+    throw Error(ws ? ErrorKind::workspace_rejected : ErrorKind::git_unmountable,
+                "'" + m.source + "' mounted at '" + m.destination +
+                    "' is not the directory that was validated (it was replaced between the check and the mount); "
+                    "nothing was started");
+  }
+}
+
+void check_command(const ContainerRoot& root, const nlohmann::json& state, const LaunchPlan& plan) {
+  unsigned uid = 0, gid = 0;
+  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  CommandVerdict v = root.resolve_command(plan.argv[0], container_path_env(state), plan.workdir, uid, gid);
+  if (v == CommandVerdict::not_found)
+    throw Error(ErrorKind::command_not_found, "command not found inside the container: '" + plan.argv[0] + "'");
+  if (v == CommandVerdict::not_executable)
+    throw Error(ErrorKind::command_not_executable, "command not executable inside the container: '" + plan.argv[0] + "'");
+}
+
+void check_limits_enforced(SessionResult& result, const LaunchPlan& plan) {
+  for (const auto& w : result.warnings)
+    if (w.find(kIgnoredLimits) != std::string::npos) result.limits_enforced = false;
+  if (result.limits_enforced || plan.waive_unenforced_limits) return;
+  throw Error(ErrorKind::limits_unenforced,
+              "podman will not enforce the memory/pids/cpu limits on this seat (\"" + std::string(kIgnoredLimits) +
+                  "\"); refusing to start. The seat owner may waive this with waive_unenforced_limits = true in " +
+                  plan.waiver_source);
+}
+
+}  // namespace asbx
