@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <poll.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "launcher/lifecycle/output_sink.h"
@@ -40,7 +41,7 @@ bool flush_diagnostics(std::int64_t grace_ms) {
 }
 
 Diagnostics::Diagnostics(int fd, std::int64_t (*clock)())
-    : sink_(std::make_unique<OutputSink>(fd)), clock_(clock ? clock : steady_now) {}
+    : sink_(std::make_unique<OutputSink>(fd)), clock_(clock ? clock : steady_now), terminal_(::isatty(fd) == 1) {}
 
 Diagnostics::~Diagnostics() = default;
 
@@ -89,6 +90,7 @@ bool Diagnostics::admit() {
 }
 
 void Diagnostics::enqueue(std::string text) {
+  if (terminal_) text.insert(0, kTerminalReset);
   if (queued_bytes_ + text.size() > kMaxQueued) {
     ++dropped_;
     ++unsaid_;
@@ -99,7 +101,8 @@ void Diagnostics::enqueue(std::string text) {
 }
 
 void Diagnostics::say_dropped() {
-  std::string text = std::string(program_invocation_short_name) + ": " + std::to_string(unsaid_) +
+  std::string text = std::string(terminal_ ? kTerminalReset : "") + program_invocation_short_name + ": " +
+                     std::to_string(unsaid_) +
                      " diagnostic line(s) dropped (too many at once, or stderr not read); the status record keeps "
                      "the counts\n";
   if (queued_bytes_ + text.size() > kMaxQueued) return;  // said once there is room

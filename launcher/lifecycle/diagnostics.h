@@ -7,6 +7,9 @@
 // - at most kMaxQueued bytes wait; beyond a burst of kBurst lines, kPerSecond a second pass;
 //   the rest are dropped and counted, and the count is said in one line before the next line
 //   that passes, and by flush(): "agent-sandbox: N diagnostic lines dropped (...)".
+// - on a terminal each line starts with a reset (CAN, ST, SGR 0): a sequence the agent left
+//   open on the same terminal (an unterminated title, the conceal attribute) cannot swallow
+//   or hide it.
 // What the lines say is also in the status record (the egress tally, the warnings), so what
 // is dropped here is only the running commentary.
 #pragma once
@@ -28,6 +31,7 @@ class Diagnostics {
   static constexpr int kBurst = 100;
   static constexpr int kPerSecond = 10;
   static constexpr std::int64_t kExitGraceMs = 2000;  // how long the end waits for a caller to read
+  static constexpr const char* kTerminalReset = "\x18\x1b\\\x1b[0m";  // CAN, ST, SGR 0
 
   // The process's stderr (created on first use).
   static Diagnostics& caller_stderr();
@@ -53,6 +57,7 @@ class Diagnostics {
   mutable std::mutex mutex_;
   std::unique_ptr<OutputSink> sink_;
   std::int64_t (*clock_)();
+  bool terminal_ = false;  // the fd is a terminal: each line starts with kTerminalReset
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;
   double tokens_ = kBurst;
