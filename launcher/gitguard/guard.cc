@@ -5,11 +5,13 @@
 #include <tuple>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/util.h"
 #include "gitscan/advice.h"
 #include "gitscan/index.h"
 #include "launcher/gitguard/scan.h"
@@ -79,9 +81,23 @@ void say(const LaunchPlan& plan, const GitReport& r, std::vector<std::string>& w
 
 }  // namespace
 
+// A second session on the same workspace while this one runs is refused (docs/DECISIONS.md): its
+// sweep and this one's would race over what each agent leaves. The lock is the kernel's (flock on
+// the directory itself), so it goes with the launcher, however it ends.
+void GitGuard::lock_workspace(const std::string& path) {
+  workspace_lock_ = UniqueFd(::openat(workspace_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (workspace_lock_ && ::flock(workspace_lock_.get(), LOCK_EX | LOCK_NB) == 0) return;
+  if (errno == EWOULDBLOCK)
+    throw Error(ErrorKind::workspace_rejected, "workspace '" + printable(path) +
+                                                   "' is in use by another session on this seat (one session per "
+                                                   "workspace at a time); nothing was created");
+  throw Error(ErrorKind::workspace_rejected, "cannot lock workspace '" + printable(path) + "': " + std::strerror(errno));
+}
+
 void GitGuard::pin(const LaunchPlan& plan) {
   if (plan.git.shape.empty()) return;  // no workspace
   workspace_ = open_pinned(plan.git.workspace, ErrorKind::workspace_rejected);
+  lock_workspace(plan.git.workspace.path);
   if (plan.git.shape == "none") return;
   gitdir_ = open_pinned(plan.git.gitdir, ErrorKind::git_unmountable);
   common_ = open_pinned(plan.git.common, ErrorKind::git_unmountable);

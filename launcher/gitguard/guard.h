@@ -24,7 +24,8 @@ namespace asbx {
 
 class GitGuard {
  public:
-  // Throws Error(workspace_rejected / git_unmountable) naming the directory that changed.
+  // Throws Error(workspace_rejected / git_unmountable) naming the directory that changed, or
+  // workspace_rejected when another session holds the workspace.
   void pin(const LaunchPlan& plan);
   // Throws Error(git_unmountable) when the tmpfs gitdir cannot be filled.
   void stage(const ContainerRoot& root, const LaunchPlan& plan);
@@ -33,7 +34,9 @@ class GitGuard {
  private:
   void scan_git(const LaunchPlan& plan, const GitdirFiles& left, WalkBudget& budget, GitReport& report);
   GitdirFiles worktree_files(const LaunchPlan& plan) const;
+  void lock_workspace(const std::string& path);
 
+  UniqueFd workspace_lock_;  // flock'd from pin to the guard's end: one session per workspace
   UniqueFd workspace_, gitdir_, common_;
   std::vector<UniqueFd> writable_;  // as plan.git.writable
   TmpfsGitdir tmpfs_;
