@@ -67,7 +67,7 @@ class HiddenFloor(DiskSeatTest):
         self.assertKilledDisk(hidden["proc"], hidden["rec"], "floor")
         self.assertRegex(hidden["rec"]["message"],
                          rf"^killed: the session wrote on '{hidden_ws}' near the seat's disk floor of 256m / 1000 inodes "
-                         r"\(it had added \d+m in \d+ inodes, \d+m of it in files deleted while open; "
+                         r"\(it had added \d+[kmg]? in \d+ inodes, \d+[kmg]? of it in files deleted while open; "
                          rf"\[limits\] disk_floor in {self.seat.config_file}\)$")
         self.assertEqual((proc.returncode, proc.stdout, rec["disk"]["ended"]), (0, b"fine\n", None), proc.stderr)
         self.assertGreaterEqual(self.fs.free()[0], 256 * MiB)
