@@ -23,6 +23,12 @@ namespace {
 // The history scan's own budget (it informs; the sweep's limits are plan.git.sweep).
 constexpr std::int64_t kHistoryBudgetMs = 30'000;
 
+// What is left of the session's disk budget at its end (its record), for the files copied back.
+std::int64_t disk_room(const nlohmann::json& disk) {
+  if (!disk.is_object() || !disk.contains("budget_bytes") || !disk["budget_bytes"].is_number()) return INT64_MAX;
+  return disk["budget_bytes"].get<std::int64_t>() - disk.value("added_bytes", std::int64_t{0});
+}
+
 UniqueFd open_pinned(const PinnedDir& d, ErrorKind kind) {
   UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   UniqueFd fd(root ? open_under(root.get(), d.path, O_PATH | O_DIRECTORY, false, true) : -1);
@@ -153,7 +159,7 @@ void GitGuard::conclude(const LaunchPlan& plan, SessionResult& result) {
       r.entries += sweep_git_dir(writable_[i].get(), plan.git.writable[i].path, limits, git_q, r);
     GitdirFiles left = tmpfs_.left(plan);
     if (gitdir_) left.merge(worktree_files(plan));
-    if (staged_) tmpfs_.copy_back(plan, common_.get(), left, r);
+    if (staged_) tmpfs_.copy_back(plan, common_.get(), left, r, disk_room(result.disk));
     if (gitdir_) drop_bad_index(gitdir_.get(), plan.git.gitdir.path, plan.git.hash_len, r);
     r.entries += scan_workspace(workspace_.get(), plan.git, plan.git.container_workspace, limits, ws_q, r);
     if (plan.git.shape == "linked_worktree") find_operation_in_progress(gitdir_.get(), plan.git.gitdir.path, r);

@@ -1,6 +1,8 @@
 #include "launcher/gitguard/tmpfs_gitdir.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -95,7 +97,8 @@ GitdirFiles TmpfsGitdir::left(const LaunchPlan& plan) const {
   return files;
 }
 
-void TmpfsGitdir::copy_back(const LaunchPlan& plan, int host_gitdir, const GitdirFiles& left, GitReport& report) const {
+void TmpfsGitdir::copy_back(const LaunchPlan& plan, int host_gitdir, const GitdirFiles& left, GitReport& report,
+                            std::int64_t room) const {
   for (const auto& name : plan.git.copyable) {
     auto it = left.find(name);
     auto had = originals_.find(name);
@@ -116,6 +119,14 @@ void TmpfsGitdir::copy_back(const LaunchPlan& plan, int host_gitdir, const Gitdi
       keep("the host's copy changed during the session");
       continue;
     }
+    // What the new file adds over the one it replaces (a whole block each), against what is left.
+    std::int64_t grows = ((static_cast<std::int64_t>(it->second.size()) + 4095) / 4096) * 4096 - (now ? st.st_blocks * 512 : 0);
+    if (grows > room) {
+      keep("it would grow the host's gitdir by " + std::to_string(grows) + " bytes, past what is left of the session's disk budget (" +
+           std::to_string(std::max<std::int64_t>(room, 0)) + " bytes)");
+      continue;
+    }
+    room -= std::max<std::int64_t>(grows, 0);
     const Original& o = had == originals_.end() ? dir_owner_ : had->second;
     if (std::string why = put_file(host_gitdir, name, it->second, o.uid, o.gid, o.mode); !why.empty()) keep(why);
     else report.copied_back.push_back(name);

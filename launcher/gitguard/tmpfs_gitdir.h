@@ -29,7 +29,10 @@ class TmpfsGitdir {
   GitdirFiles stage(const ContainerRoot& root, const LaunchPlan& plan, int host_gitdir);
   // What the agent left in the tmpfs of what may come back (each file as read back; invalid ones too).
   GitdirFiles left(const LaunchPlan& plan) const;
-  void copy_back(const LaunchPlan& plan, int host_gitdir, const GitdirFiles& left, GitReport& report) const;
+  // `room`: what is left of the session's disk budget (bytes); a file that would grow the host's
+  // gitdir past it is not copied back (the host's stays, said in not_copied_back).
+  void copy_back(const LaunchPlan& plan, int host_gitdir, const GitdirFiles& left, GitReport& report,
+                 std::int64_t room = INT64_MAX) const;
   void close() { fd_ = UniqueFd(); }
 
  private:

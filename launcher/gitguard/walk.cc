@@ -93,7 +93,8 @@ class Walker {
   }
 
   bool hard_stop() {
-    return limits_.hard_deadline_ms > 0 && (++ticks_ & 63) == 0 && steady_ms() > limits_.hard_deadline_ms;
+    if ((++ticks_ & 63) != 0) return false;
+    return (limits_.hard_deadline_ms > 0 && steady_ms() > limits_.hard_deadline_ms) || (events_.halt && events_.halt());
   }
 
   const WalkLimits& limits_;
@@ -119,12 +120,13 @@ bool WalkBudget::spent(const std::string& where) {
 }
 
 void walk_beneath(int root_fd, const std::string& label, WalkBudget& budget,
-                  const std::function<bool(const WalkEntry&)>& visit) {
+                  const std::function<bool(const WalkEntry&)>& visit, const std::function<bool()>& halt) {
   WalkLimits limits{budget.max_depth, budget.max_entries - budget.entries, budget.deadline_ms, budget.deadline_ms};
   WalkEvents events{[&](const WalkEntry& e) { return budget.stopped.empty() && visit(e); },
                     [&](const WalkEntry& e, const std::string& why) {
                       if (budget.stopped.empty()) budget.stopped = "'" + e.path + "': " + why + ": not walked";
-                    }};
+                    },
+                    halt};
   WalkOutcome out = walk_tree(root_fd, label, limits, events);
   budget.entries += out.entries;
   if (budget.stopped.empty() && !out.unfinished.empty() && out.entries > 0) budget.stopped = out.unfinished;

@@ -35,6 +35,7 @@ struct WalkEvents {
   std::function<bool(const WalkEntry&)> visit;  // true: descend into this directory
   // A directory `visit` wanted walked that a limit keeps out; `why` names the limit.
   std::function<void(const WalkEntry&, const std::string& why)> set_aside;
+  std::function<bool()> halt;  // optional, asked every 64 entries: true stops the walk (`unfinished`)
 };
 
 struct WalkOutcome {
@@ -56,7 +57,7 @@ struct WalkBudget {
 };
 
 void walk_beneath(int root_fd, const std::string& label, WalkBudget& budget,
-                  const std::function<bool(const WalkEntry&)>& visit);
+                  const std::function<bool(const WalkEntry&)>& visit, const std::function<bool()>& halt = {});
 
 // lstat kinds the sweep removes: "symlink", "fifo", "socket", "device"; "" for a file or directory.
 std::string special_kind(mode_t mode);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/units.h"
+#include "base/util.h"
 #include "launcher/gitguard/walk.h"
 
 namespace asbx {
@@ -23,18 +24,21 @@ FsRoom fs_room(int fd, const std::string& path) {
   return r;
 }
 
-TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::string>& labels, std::int64_t max_entries) {
+TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::string>& labels, std::int64_t max_entries,
+                     const std::function<bool()>& interrupt) {
   TreeUsage u;
   WalkBudget budget;
   budget.max_entries = max_entries;
   std::set<std::pair<dev_t, ino_t>> linked;  // an inode with several names counts once
-  for (std::size_t i = 0; i < dir_fds.size(); ++i)
+  std::int64_t asked = 0;
+  auto halt = [&] { return u.interrupted || (interrupt && ++asked % 16 == 0 && (u.interrupted = interrupt())); };
+  for (std::size_t i = 0; i < dir_fds.size() && !u.interrupted; ++i)
     walk_beneath(dir_fds[i], labels[i], budget, [&](const WalkEntry& e) {
       bool once = S_ISDIR(e.st.st_mode) || e.st.st_nlink < 2 || linked.insert({e.st.st_dev, e.st.st_ino}).second;
       if (once) u.bytes += static_cast<std::int64_t>(e.st.st_blocks) * 512, ++u.inodes;
       return true;
-    });
-  u.stopped = budget.stopped;
+    }, halt);
+  u.stopped = u.interrupted ? "" : budget.stopped;
   return u;
 }
 
@@ -68,17 +72,40 @@ std::string floor_problem(const std::vector<FsRoom>& rooms, const Limits& l) {
   return "";
 }
 
-bool must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms) {
-  if (t.since_walk_ms < t.walk_gap_ms) return false;
-  if (t.near_floor && (t.grown_bytes > 0 || t.grown_inodes > 0)) return true;  // someone there is adding
-  if (t.exact_bytes + t.grown_bytes >= l.disk_bytes || t.exact_inodes + t.grown_inodes >= l.disk_inodes) return true;
-  return t.since_walk_ms >= periodic_ms;  // another writer freeing space could hide growth from the counters
+WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms) {
+  if (t.near_floor && (t.grown_bytes > 0 || t.grown_inodes > 0)) return WalkNeed::pressed;  // someone there is adding
+  if (t.exact_bytes + t.grown_bytes >= l.disk_bytes || t.exact_inodes + t.grown_inodes >= l.disk_inodes) return WalkNeed::pressed;
+  if (t.since_walk_ms < t.walk_gap_ms) return WalkNeed::none;
+  // another writer freeing space could hide growth from the counters
+  return t.since_walk_ms >= periodic_ms ? WalkNeed::periodic : WalkNeed::none;
 }
 
-std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l) {
+std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l,
+                         const std::string& stopped) {
+  if (!stopped.empty()) return "unmeasured";
   if (added_bytes >= l.disk_bytes || added_inodes >= l.disk_inodes) return "budget";
   if (near_floor && (added_bytes > kFloorSlackBytes || added_inodes > kFloorSlackInodes)) return "floor";
   return "";
+}
+
+std::string near_floor_path(const std::vector<FsRoom>& rooms, const Limits& l) {
+  for (const auto& r : rooms)
+    if (r.free_bytes < l.floor_bytes + kFloorGuardBytes || r.free_inodes < l.floor_inodes + kFloorGuardInodes) return r.path;
+  return "";
+}
+
+std::string disk_ended_message(const DiskEnding& e, const Limits& l) {
+  std::string head = e.after_exit ? "after the agent ended: " : "killed: ";
+  std::string peak = format_size(e.peak_bytes) + " in " + std::to_string(e.peak_inodes) + " inodes" +
+                     (e.hidden_bytes > 0 ? ", " + format_size(e.hidden_bytes) + " of it in files deleted while open" : "");
+  if (e.ended == "unmeasured")
+    return head + "the workspace could not be measured: " + e.stopped + "; its disk use counts as over the budget of " +
+           format_size(l.disk_bytes);
+  if (e.ended == "budget")
+    return head + "the session reached its disk budget of " + format_size(l.disk_bytes) + " / " +
+           std::to_string(l.disk_inodes) + " inodes (added " + peak + " at its peak, in " + join(e.dirs, ", ") + ")";
+  return head + "the session wrote on '" + e.fs + "' near the seat's disk floor of " + format_size(l.floor_bytes) + " / " +
+         std::to_string(l.floor_inodes) + " inodes (it had added " + peak + "; [limits] disk_floor in " + l.disk_source + ")";
 }
 
 }  // namespace asbx

@@ -5,6 +5,7 @@
 // decides from them is pure (disk_step) and unit-tested.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,16 @@ struct FsRoom {
 FsRoom fs_room(int fd, const std::string& path);
 
 // The bytes (st_blocks * 512, a hard-linked inode once) and the entries beneath some dirs, never
-// following a link, at most `max_entries` (then `stopped` says so and the figures are a floor).
+// following a link, at most `max_entries` and 128 levels (then `stopped` says so and the figures
+// are a floor). `interrupt`, asked every 1024 entries, may end the walk early (`interrupted`).
 struct TreeUsage {
   std::int64_t bytes = 0;
   std::int64_t inodes = 0;
   std::string stopped;
+  bool interrupted = false;
 };
-TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::string>& labels, std::int64_t max_entries);
+TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::string>& labels, std::int64_t max_entries,
+                     const std::function<bool()>& interrupt = {});
 
 // The writable binds of a plan (a bind inside another is walked with it), and where they are;
 // gVisor's seat tmpfs binds are memory (sized like the tmpfs they stand for), not the seat's disk.
@@ -49,13 +53,32 @@ struct DiskTick {
   std::int64_t grown_bytes = 0, grown_inodes = 0;
   bool near_floor = false;       // a filesystem is within the guard band above the floor (walked when it grows)
   std::int64_t since_walk_ms = 0;
-  std::int64_t walk_gap_ms = 0;  // the least time between two walks (5 x the last one's length)
+  std::int64_t walk_gap_ms = 0;  // the least time between two periodic walks (5 x the last one's length)
 };
-bool must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms);
+// `pressed`: the budget or the floor may be at stake, walked at once with the session frozen (no
+// gap: a slow walk must not widen the time a writer goes unmeasured); `periodic`: the 10 s walk.
+enum class WalkNeed { none, periodic, pressed };
+WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms);
 
-// After a walk: "" (go on), "budget" or "floor" (end the session). Near the floor a session is
-// ended when it added more than the slack since it started (one that adds nothing is left alone).
-std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l);
+// After a walk: "" (go on), "budget", "floor" or "unmeasured" (end the session). Near the floor a
+// session is ended when it added more than the slack since it started (one that adds nothing is
+// left alone). A walk stopped by its bounds (`stopped`) fails closed: "unmeasured".
+std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l,
+                         const std::string& stopped = "");
+
+// The first filesystem within the guard band above the floor, by its path; "" when none is.
+std::string near_floor_path(const std::vector<FsRoom>& rooms, const Limits& l);
+
+// What a session's disk verdict says (the record's message).
+struct DiskEnding {
+  std::string ended;          // "budget", "floor" or "unmeasured"
+  bool after_exit = false;    // found by the measurement after the container ended
+  std::string fs;             // floor: the filesystem near it
+  std::string stopped;        // unmeasured: why the walk stopped
+  std::int64_t peak_bytes = 0, peak_inodes = 0, hidden_bytes = 0;
+  std::vector<std::string> dirs;
+};
+std::string disk_ended_message(const DiskEnding& e, const Limits& l);
 
 inline constexpr std::int64_t kFloorGuardBytes = 256LL << 20;  // act this far above the floor
 inline constexpr std::int64_t kFloorGuardInodes = 5000;

@@ -11,6 +11,7 @@
 #include "base/units.h"
 #include "base/util.h"
 #include "launcher/lifecycle/pump.h"
+#include "launcher/lifecycle/disk_hidden.h"
 #include "launcher/podman/cgroup_monitor.h"
 
 namespace asbx {
@@ -26,14 +27,13 @@ DiskWatch::~DiskWatch() { stop(); }
 void DiskWatch::check_floor(const LaunchPlan& plan) {
   limits_ = plan.limits;
   dirs_ = writable_dirs(plan);
-  std::vector<dev_t> devs;
   for (const auto& d : dirs_) {
     UniqueFd fd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st{};
     if (!fd || ::fstat(fd.get(), &st) != 0)
       throw Error(ErrorKind::workspace_rejected, "cannot open '" + d + "' to measure its disk use; nothing was created");
-    if (std::find(devs.begin(), devs.end(), st.st_dev) == devs.end()) {
-      devs.push_back(st.st_dev);
+    if (std::find(devs_.begin(), devs_.end(), st.st_dev) == devs_.end()) {
+      devs_.push_back(st.st_dev);
       room_fd_.push_back(fds_.size());
       rooms_.push_back(fs_room(fd.get(), d));
       min_free_bytes_.push_back(rooms_.back().free_bytes), min_free_inodes_.push_back(rooms_.back().free_inodes);
@@ -47,9 +47,12 @@ void DiskWatch::check_floor(const LaunchPlan& plan) {
 void DiskWatch::arm(const std::string& freezer, const std::string& version, std::function<void()> kill) {
   if (fds_.empty() || armed_) return;
   freezer_ = freezer, version_ = version, kill_ = std::move(kill);
+  procs_ = freezer.empty() ? "" : freezer + "/cgroup.procs";
   std::lock_guard<std::mutex> lock(mu_);
   base_ = tree_usage(fd_list(), dirs_, kMaxWalkEntries);
-  stopped_ = base_.stopped;
+  if (!base_.stopped.empty())  // fail closed: what cannot be measured cannot be kept to a budget
+    throw Error(ErrorKind::workspace_rejected, "the workspace could not be measured: " + base_.stopped +
+                                                   "; the session was not started (its disk budget could not be kept)");
   reread_rooms();
   last_walk_ms_ = steady_ms();
   if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) return;
@@ -79,52 +82,76 @@ void DiskWatch::loop() {
   }
 }
 
-void DiskWatch::tick() {
-  ++ticks_;
+// The filesystems now (rooms_ stays the base: as at the last walk's start).
+std::vector<FsRoom> DiskWatch::read_rooms() {
   std::vector<FsRoom> now;
+  for (std::size_t i = 0; i < rooms_.size(); ++i) {
+    now.push_back(fs_room(fds_[room_fd_[i]].get(), rooms_[i].path));
+    min_free_bytes_[i] = std::min(min_free_bytes_[i], now.back().free_bytes);
+    min_free_inodes_[i] = std::min(min_free_inodes_[i], now.back().free_inodes);
+  }
+  return now;
+}
+
+DiskTick DiskWatch::measure(const std::vector<FsRoom>& now) const {
   DiskTick t;
   t.exact_bytes = exact_bytes_, t.exact_inodes = exact_inodes_;
   for (std::size_t i = 0; i < rooms_.size(); ++i) {
-    FsRoom r = fs_room(fds_[room_fd_[i]].get(), rooms_[i].path);
-    t.grown_bytes += std::max<std::int64_t>(0, r.used_bytes - rooms_[i].used_bytes);
-    t.grown_inodes += std::max<std::int64_t>(0, r.used_inodes - rooms_[i].used_inodes);
-    min_free_bytes_[i] = std::min(min_free_bytes_[i], r.free_bytes);
-    min_free_inodes_[i] = std::min(min_free_inodes_[i], r.free_inodes);
-    now.push_back(r);
+    t.grown_bytes += std::max<std::int64_t>(0, now[i].used_bytes - rooms_[i].used_bytes);
+    t.grown_inodes += std::max<std::int64_t>(0, now[i].used_inodes - rooms_[i].used_inodes);
   }
-  t.near_floor = near_floor(now);
+  t.near_floor = !near_floor_path(now, limits_).empty();
   t.since_walk_ms = steady_ms() - last_walk_ms_;
   t.walk_gap_ms = 5 * walk_len_ms_;
-  if (!must_walk(t, limits_, kDiskPeriodicWalkMs)) return;
-  bool pressed = t.near_floor || t.exact_bytes + t.grown_bytes >= limits_.disk_bytes ||
-                 t.exact_inodes + t.grown_inodes >= limits_.disk_inodes;
-  walk(pressed, t.near_floor);
+  return t;
 }
 
-bool DiskWatch::near_floor(const std::vector<FsRoom>& now) const {
-  for (const auto& r : now)
-    if (r.free_bytes < limits_.floor_bytes + kFloorGuardBytes || r.free_inodes < limits_.floor_inodes + kFloorGuardInodes)
-      return true;
-  return false;
+void DiskWatch::tick() {
+  ++ticks_;
+  std::vector<FsRoom> now = read_rooms();
+  WalkNeed need = must_walk(measure(now), limits_, kDiskPeriodicWalkMs);
+  if (need != WalkNeed::none) walk(need == WalkNeed::pressed, near_floor_path(now, limits_));
 }
 
-// Frozen, the session cannot add while it is measured; its filesystems are re-read after the walk.
-void DiskWatch::walk(bool frozen, bool near) {
+// For a walk the session runs through: every tick's length, the counters read as a tick would;
+// true (and where, near the floor) once they press.
+std::function<bool()> DiskWatch::pressure(std::string& near_fs) {
+  return [this, &near_fs, last = steady_ms()]() mutable {
+    if (steady_ms() - last < kDiskTickMs) return false;
+    last = steady_ms();
+    ++ticks_;
+    std::vector<FsRoom> now = read_rooms();
+    DiskTick t = measure(now);
+    t.since_walk_ms = 0;  // a periodic walk is under way
+    near_fs = near_floor_path(now, limits_);
+    return must_walk(t, limits_, kDiskPeriodicWalkMs) == WalkNeed::pressed;
+  };
+}
+
+// Frozen, the session cannot add while it is measured. The filesystems are read as it starts:
+// what they gain during a walk the session runs through is the next tick's growth.
+void DiskWatch::walk(bool frozen, const std::string& near) {
   std::int64_t t0 = steady_ms();
   bool froze = frozen && freeze(true);
-  TreeUsage u = tree_usage(fd_list(), dirs_, kMaxWalkEntries);
-  if (stopped_.empty()) stopped_ = u.stopped;
-  exact_bytes_ = u.bytes - base_.bytes, exact_inodes_ = u.inodes - base_.inodes;
-  peak_bytes_ = std::max(peak_bytes_, exact_bytes_), peak_inodes_ = std::max(peak_inodes_, exact_inodes_);
   reread_rooms();
+  std::string pressed_near;
+  bool can_press = !frozen && kill_ && !freezer_.empty();  // a walk asked frozen is never redone
+  TreeUsage u = tree_usage(fd_list(), dirs_, kMaxWalkEntries, can_press ? pressure(pressed_near) : nullptr);
+  if (u.interrupted) {  // the counters pressed meanwhile: measure again, frozen
+    ++interrupted_, walk_total_ms_ += steady_ms() - t0;
+    return walk(true, pressed_near);
+  }
+  HiddenUsage h = hidden_usage(procs_, devs_);
+  std::string stopped = u.stopped.empty() && !h.error.empty() ? "the session's open files: " + h.error : u.stopped;
+  if (stopped_.empty()) stopped_ = stopped;
+  hidden_bytes_ = h.bytes, hidden_inodes_ = h.inodes, peak_hidden_bytes_ = std::max(peak_hidden_bytes_, h.bytes);
+  exact_bytes_ = u.bytes - base_.bytes + h.bytes, exact_inodes_ = u.inodes - base_.inodes + h.inodes;
+  peak_bytes_ = std::max(peak_bytes_, exact_bytes_), peak_inodes_ = std::max(peak_inodes_, exact_inodes_);
   ++walks_, frozen_walks_ += froze ? 1 : 0;
-  std::string verdict = kill_ && ended_.empty() ? disk_verdict(exact_bytes_, exact_inodes_, near, limits_) : "";
+  std::string verdict = ended_.empty() ? disk_verdict(exact_bytes_, exact_inodes_, !near.empty(), limits_, stopped) : "";
   if (!verdict.empty()) {
-    ended_ = verdict;
-    for (const auto& r : rooms_)
-      if (r.free_bytes < limits_.floor_bytes + kFloorGuardBytes || r.free_inodes < limits_.floor_inodes + kFloorGuardInodes)
-        ended_fs_ = r.path;
-    kill_();  // a frozen task dies once thawed: SIGKILL first, then thaw
+    ended_ = verdict, ended_fs_ = near, ended_stopped_ = stopped, after_exit_ = !kill_;
+    if (kill_) kill_();  // a frozen task dies once thawed: SIGKILL first, then thaw
   }
   if (froze) freeze(false);
   last_walk_ms_ = steady_ms();
@@ -163,18 +190,15 @@ void DiskWatch::stop() {
   std::lock_guard<std::mutex> lock(mu_);
   auto kill = std::move(kill_);
   kill_ = nullptr;
-  walk(false, false);  // the container is gone: what it left, and the last peak
+  // The container is gone: what it left, the last peak, and the verdict of the budget (the floor
+  // has no writer left to stop: docs/DECISIONS.md).
+  walk(false, "");
   kill_ = std::move(kill);
 }
 
 std::string DiskWatch::ended_message() const {
-  if (ended_ == "budget")
-    return "killed: the session reached its disk budget of " + format_size(limits_.disk_bytes) + " / " +
-           std::to_string(limits_.disk_inodes) + " inodes (added " + format_size(peak_bytes_) + " in " +
-           std::to_string(peak_inodes_) + " inodes at its peak, in " + join(dirs_, ", ") + ")";
-  return "killed: the session wrote on '" + ended_fs_ + "' near the seat's disk floor of " + format_size(limits_.floor_bytes) +
-         " / " + std::to_string(limits_.floor_inodes) + " inodes (it had added " + format_size(peak_bytes_) + " in " +
-         std::to_string(peak_inodes_) + " inodes; [limits] disk_floor in " + limits_.disk_source + ")";
+  DiskEnding e{ended_, after_exit_, ended_fs_, ended_stopped_, peak_bytes_, peak_inodes_, peak_hidden_bytes_, dirs_};
+  return disk_ended_message(e, limits_);
 }
 
 }  // namespace asbx
@@ -187,9 +211,12 @@ nlohmann::json DiskWatch::record() const {
     fs.push_back({{"path", rooms_[i].path}, {"free_bytes_min", min_free_bytes_[i]}, {"free_inodes_min", min_free_inodes_[i]}});
   return {{"budget_bytes", limits_.disk_bytes}, {"budget", format_size(limits_.disk_bytes)}, {"budget_inodes", limits_.disk_inodes},
           {"floor_bytes", limits_.floor_bytes}, {"floor_inodes", limits_.floor_inodes},
-          {"kept_by", fds_.empty() ? "nothing to keep: no writable bind" : "launcher watcher: statvfs every 20 ms, walk of the writable binds (cgroup frozen while measured)"},
+          {"kept_by", fds_.empty() ? "nothing to keep: no writable bind"
+                                   : "launcher watcher: statvfs every 20 ms, walk of the writable binds and the tasks' unnamed open files (cgroup frozen while measured)"},
           {"dirs", dirs_}, {"added_bytes", exact_bytes_}, {"added_inodes", exact_inodes_},
           {"peak_bytes", peak_bytes_}, {"peak_inodes", peak_inodes_}, {"ended", ended_.empty() ? nlohmann::json(nullptr) : nlohmann::json(ended_)},
+          {"ended_after_exit", after_exit_}, {"hidden_bytes", hidden_bytes_}, {"hidden_inodes", hidden_inodes_},
+          {"hidden_peak_bytes", peak_hidden_bytes_}, {"interrupted_walks", interrupted_},
           {"walks", walks_}, {"frozen_walks", frozen_walks_}, {"ticks", ticks_}, {"walk_ms", walk_total_ms_},
           {"walk_stopped", stopped_.empty() ? nlohmann::json(nullptr) : nlohmann::json(stopped_)}, {"filesystems", fs}};
 }

@@ -2,11 +2,14 @@
 // quotas (no CONFIG_QUOTA; docs/DECISIONS.md). A thread reads statvfs of every filesystem the
 // session can write each 20 ms (one call per filesystem). When what they gained since the last walk
 // could take the session to its budget, or one of them comes within 256 MiB (5000 inodes) of the
-// floor, the container's cgroup is frozen and the session's writable binds are walked (exact bytes
-// and inodes of this session, whoever else writes there); past its budget, or near the floor having
-// added more than 1 MiB (100 files), the session is killed (cause "disk", 229), else thawed. A walk
-// every 10 s without freezing catches growth another writer's deletions hid from the counters.
-// docs/RESOURCES.md "Disk" states the overshoot.
+// floor and grows, the container's cgroup is frozen at once and the session's writable binds are
+// walked (exact bytes and inodes of this session, whoever else writes there), with the files its
+// tasks hold open without a name (disk_hidden.h); past its budget, near the floor having added
+// more than 1 MiB (100 files), or when the walk could not finish (its bounds), the session is
+// killed (cause "disk", 229), else thawed. A walk every 10 s without freezing catches growth
+// another writer's deletions hid from the counters; it reads the counters every 20 ms as it goes
+// and turns into a frozen walk when they press. The walk at the end (the container gone) gives its
+// verdict too (budget or unmeasured: "after the agent ended"). docs/RESOURCES.md "Disk".
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -36,20 +39,23 @@ class DiskWatch {
   DiskWatch& operator=(const DiskWatch&) = delete;
 
   void check_floor(const LaunchPlan& plan);
-  // After init, before start: the baseline walk; then the thread. `freezer` is the container's
-  // freezer dir ("" = none: it is walked running), `version` "v1"/"v2"; `kill` ends the agent.
+  // After init, before start: the baseline walk (incomplete: Error(workspace_rejected)); then the
+  // thread. `freezer` is the container's freezer dir ("" = none: it is walked running, and its
+  // unnamed open files are not read), `version` "v1"/"v2"; `kill` ends the agent.
   void arm(const std::string& freezer, const std::string& version, std::function<void()> kill);
   // Stops the thread and walks once more (the container is gone). Idempotent.
   void stop();
-  std::string ended() const { return ended_; }  // "", "budget" or "floor"; after stop()
+  std::string ended() const { return ended_; }  // "", "budget", "floor" or "unmeasured"; after stop()
   std::string ended_message() const;
   nlohmann::json record() const;
 
  private:
   void loop();
   void tick();
-  bool near_floor(const std::vector<FsRoom>& now) const;
-  void walk(bool freeze, bool near);
+  std::vector<FsRoom> read_rooms();
+  DiskTick measure(const std::vector<FsRoom>& now) const;
+  std::function<bool()> pressure(std::string& near_fs);
+  void walk(bool freeze, const std::string& near_fs);
   bool freeze(bool on);
   std::vector<int> fd_list() const;
   void reread_rooms();
@@ -60,13 +66,15 @@ class DiskWatch {
   std::vector<FsRoom> rooms_;        // one per filesystem, at the last walk
   std::vector<std::size_t> room_fd_;  // the fd (of fds_) each room is read through
   std::vector<std::int64_t> min_free_bytes_, min_free_inodes_;
-  std::string freezer_, version_;
+  std::vector<dev_t> devs_;
+  std::string freezer_, version_, procs_;
   std::function<void()> kill_;
   TreeUsage base_;
   std::int64_t exact_bytes_ = 0, exact_inodes_ = 0, peak_bytes_ = 0, peak_inodes_ = 0;
+  std::int64_t hidden_bytes_ = 0, hidden_inodes_ = 0, peak_hidden_bytes_ = 0, interrupted_ = 0;
   std::int64_t walks_ = 0, frozen_walks_ = 0, ticks_ = 0, last_walk_ms_ = 0, walk_len_ms_ = 0, walk_total_ms_ = 0;
-  std::string stopped_, ended_, ended_fs_;
-  bool armed_ = false;
+  std::string stopped_, ended_, ended_fs_, ended_stopped_;
+  bool armed_ = false, after_exit_ = false;
   int stop_pipe_[2] = {-1, -1};
   std::thread thread_;
   std::mutex mu_;

@@ -60,22 +60,24 @@ TEST_CASE("disk: the watcher walks when the counters could reach the budget, nea
   Limits l = limits(100, 50);
   DiskTick t;
   t.since_walk_ms = 20;
-  CHECK_FALSE(must_walk(t, l, 10'000));
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::none);
   t.exact_bytes = 60, t.grown_bytes = 40;
-  CHECK(must_walk(t, l, 10'000));  // could have reached it: measure exactly
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::pressed);  // could have reached it: measure exactly
   t.walk_gap_ms = 100;
-  CHECK_FALSE(must_walk(t, l, 10'000));  // not more often than 5 x the last walk
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::pressed);  // at once, however long the last walk took
   t = DiskTick{};
   t.grown_inodes = 50;
-  CHECK(must_walk(t, l, 10'000));
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::pressed);
   t = DiskTick{};
   t.near_floor = true;
-  CHECK_FALSE(must_walk(t, l, 10'000));  // near the floor but nobody adds: nothing to decide
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::none);  // near the floor but nobody adds: nothing to decide
   t.grown_bytes = 1;
-  CHECK(must_walk(t, l, 10'000));
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::pressed);
   t = DiskTick{};
   t.since_walk_ms = 10'000;
-  CHECK(must_walk(t, l, 10'000));
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::periodic);
+  t.walk_gap_ms = 20'000;
+  CHECK(must_walk(t, l, 10'000) == WalkNeed::none);  // the periodic walk: not more often than 5 x the last one
 }
 
 TEST_CASE("disk: the verdict after a walk") {
@@ -87,6 +89,7 @@ TEST_CASE("disk: the verdict after a walk") {
   CHECK(disk_verdict(2 << 20, 0, true, l) == "floor");        // added near the floor
   CHECK(disk_verdict(1 << 20, 100, true, l) == "");           // within the slack: a quiet neighbour
   CHECK(disk_verdict(0, 101, true, l) == "floor");
+  CHECK(disk_verdict(0, 0, false, l, "'w/d': deeper than 128 levels: not walked") == "unmeasured");  // fail closed
 }
 
 TEST_CASE("disk: the floor before anything exists, in bytes and inodes") {

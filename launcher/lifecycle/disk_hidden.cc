@@ -1,0 +1,82 @@
+#include "launcher/lifecycle/disk_hidden.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <utility>
+
+#include "launcher/podman/cgroup_monitor.h"
+
+namespace asbx {
+namespace {
+
+bool gone(int err) { return err == ENOENT || err == ESRCH; }
+
+// The names in a /proc directory; false (errno kept) when it cannot be read.
+bool list(const std::string& dir, std::vector<std::string>& out) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return false;
+  while (dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') out.emplace_back(e->d_name);
+  ::closedir(d);
+  return true;
+}
+
+struct Scan {
+  const std::vector<dev_t>& devs;
+  std::set<std::pair<dev_t, ino_t>> seen;
+  HiddenUsage u;
+
+  void fail(const std::string& what) {
+    if (u.error.empty()) u.error = "cannot read " + what + ": " + std::strerror(errno);
+  }
+
+  // `dir` holds links to open files (fd/) or mapped ones (map_files/); stat follows each.
+  void links(const std::string& dir, bool required) {
+    std::vector<std::string> names;
+    if (!list(dir, names)) {
+      if (required && !gone(errno)) fail(dir);
+      return;
+    }
+    for (const auto& n : names) {
+      struct stat st{};
+      if (::stat((dir + "/" + n).c_str(), &st) != 0) continue;  // closed meanwhile, or not a file
+      if (st.st_nlink != 0 || std::find(devs.begin(), devs.end(), st.st_dev) == devs.end()) continue;
+      if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
+      u.bytes += static_cast<std::int64_t>(st.st_blocks) * 512, ++u.inodes;
+    }
+  }
+};
+
+}  // namespace
+
+HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& devs, const std::string& proc) {
+  Scan s{devs, {}, {}};
+  if (procs.empty() || devs.empty()) return s.u;
+  auto text = read_small_file(procs);
+  if (!text) {  // the cgroup is gone: nothing of the session runs
+    if (!gone(errno)) s.fail(procs);
+    return s.u;
+  }
+  std::istringstream in(*text);
+  std::string pid;
+  while (in >> pid) {
+    std::vector<std::string> tids;
+    std::string task = proc + "/" + pid + "/task";
+    if (!list(task, tids)) {
+      if (!gone(errno)) s.fail(task);
+      continue;
+    }
+    for (const auto& tid : tids) {
+      s.links(task + "/" + tid + "/fd", true);
+      s.links(task + "/" + tid + "/map_files", false);  // needs CAP_SYS_ADMIN on older kernels
+    }
+  }
+  return s.u;
+}
+
+}  // namespace asbx

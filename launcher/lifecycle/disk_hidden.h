@@ -1,0 +1,24 @@
+// What a session holds on the seat's disk without a name: files deleted while open, O_TMPFILE
+// files, files kept only by a mapping (st_nlink == 0). A walk of the binds cannot see them, yet
+// they fill the filesystem for as long as the session holds them. Every task of the container's
+// cgroup is read (/proc/<pid>/task/<tid>/fd and map_files: a thread may have its own fd table);
+// each unnamed inode on a watched filesystem counts once (st_blocks * 512, one inode).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace asbx {
+
+struct HiddenUsage {
+  std::int64_t bytes = 0;
+  std::int64_t inodes = 0;
+  std::string error;  // "" or why a task's open files could not be read (the measurement is then incomplete)
+};
+
+// `procs` is the cgroup's cgroup.procs file ("" = no cgroup known: nothing is read). A missing
+// file or task means it ended (nothing held); any other failure is said in `error`.
+HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& devs, const std::string& proc = "/proc");
+
+}  // namespace asbx

@@ -1,0 +1,156 @@
+"""The holes a hostile pass found in the disk wall (docs/THREATS.md, "The disk"): files held open
+without a name, a walk that cannot finish, a slow walk's gap, the verdict at the end, and the git
+files copied back after the watcher stopped. Each on a loop-mounted ext4 the test makes
+(test_disk.LoopFs); each with a control showing the trap is real.
+"""
+import os
+import subprocess
+import threading
+import time
+import unittest
+
+from test_disk import AGENT_UID, MiB, OVERSHOOT, DiskSeatTest
+
+# Writes into a file that no longer has a name: the walk of the binds finds nothing.
+HIDDEN = "exec 3>big; rm big; dd if=/dev/zero bs=1M count={n} status=none >&3; ls -A; sleep {hold}; echo held"
+DEEP = "p=.; for i in $(seq {n}); do p=$p/d; done; mkdir -p $p && touch $p/f && echo made"
+
+
+class Hidden(DiskSeatTest):
+    def test_a_file_deleted_while_open_counts_against_the_budget(self):
+        ws = self.workspace("h1")
+        proc, rec = self.session("disk-hidden", ws, HIDDEN.format(n=600, hold=5), "--disk", "100m")
+        self.assertKilledDisk(proc, rec, "budget")
+        d = rec["disk"]
+        self.assertGreaterEqual(d["hidden_peak_bytes"], 100 * MiB, d)
+        self.assertLess(d["peak_bytes"], 100 * MiB + OVERSHOOT, d)
+        self.assertIn("of it in files deleted while open", rec["message"])
+        # CONTROL: no name was ever there to walk (what the watcher alone saw before: nothing added)
+        self.assertEqual(proc.stdout, b"")
+        self.assertEqual(os.listdir(ws), [])
+        self.assertEqual(d["added_bytes"], 0)  # at the end (the container gone, the file with it)
+
+    def test_control_a_hidden_file_under_the_budget_runs_to_its_end_and_is_counted(self):
+        ws = self.workspace("h2")
+        free0, _ = self.fs.free()
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(self._lowest_free(8)))
+        t.start()
+        proc, rec = self.session("disk-hidden-ok", ws, HIDDEN.format(n=150, hold=3), "--disk", "400m")
+        t.join()
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"held\n"), proc.stderr)
+        self.assertGreaterEqual(free0 - seen[0], 150 * MiB)  # the disk really held it, nameless
+        self.assertGreaterEqual(rec["disk"]["hidden_peak_bytes"], 0)
+        self.assertIsNone(rec["disk"]["ended"])
+
+    def _lowest_free(self, seconds):
+        lowest, until = self.fs.free()[0], time.monotonic() + seconds
+        while time.monotonic() < until:
+            lowest = min(lowest, self.fs.free()[0])
+            time.sleep(0.05)
+        return lowest
+
+
+class HiddenFloor(DiskSeatTest):
+    FS_MIB = 700
+    LIMITS = 'disk_floor = "256m"\ndisk_floor_inodes = 1000\n'
+
+    def test_the_floor_ends_the_hidden_writer_not_the_honest_one(self):
+        hidden_ws, honest_ws = self.workspace("hidden"), self.workspace("honest")
+        hidden = {}
+        t = threading.Thread(target=lambda: hidden.update(
+            zip(("proc", "rec"), self.session("disk-hider", hidden_ws, HIDDEN.format(n=2000, hold=15)))))
+        t.start()
+        time.sleep(4)
+        proc, rec = self.session("disk-honest", honest_ws, "sleep 2; head -c 5M /dev/zero > out; echo fine")
+        t.join()
+        self.assertKilledDisk(hidden["proc"], hidden["rec"], "floor")
+        self.assertRegex(hidden["rec"]["message"],
+                         rf"^killed: the session wrote on '{hidden_ws}' near the seat's disk floor of 256m / 1000 inodes "
+                         r"\(it had added \d+[kmg]? in \d+ inodes, \d+[kmg]? of it in files deleted while open; "
+                         rf"\[limits\] disk_floor in {self.seat.config_file}\)$")
+        self.assertEqual((proc.returncode, proc.stdout, rec["disk"]["ended"]), (0, b"fine\n", None), proc.stderr)
+        self.assertGreaterEqual(self.fs.free()[0], 256 * MiB)
+
+
+class Unmeasured(DiskSeatTest):
+    def test_a_tree_deeper_than_the_walk_ends_the_session_after_the_fact(self):
+        ws = self.workspace("deep")
+        proc, rec = self.session("disk-deep", ws, DEEP.format(n=135))
+        self.assertEqual(proc.returncode, 229, proc.stderr)
+        self.assertEqual((rec["cause"], rec["error_kind"], rec["disk"]["ended"]), ("disk", "killed_disk", "unmeasured"))
+        self.assertEqual(rec["disk"]["ended_after_exit"], True)
+        self.assertEqual(rec["message"],
+                         f"after the agent ended: the workspace could not be measured: '{ws}" + "/d" * 128 +
+                         "': deeper than 128 levels: not walked; its disk use counts as over the budget of 8g")
+        self.assertEqual(proc.stdout, b"made\n")
+
+    def test_control_a_tree_within_the_walk_exits(self):
+        ws = self.workspace("shallow")
+        proc, rec = self.session("disk-shallow", ws, DEEP.format(n=100))
+        self.assertEqual((proc.returncode, proc.stdout, rec["disk"]["ended"]), (0, b"made\n", None), proc.stderr)
+        self.assertIsNone(rec["disk"]["walk_stopped"])
+
+    def test_a_workspace_that_cannot_be_measured_is_not_started(self):
+        ws = self.workspace("deep-before")
+        subprocess.run(["bash", "-c", DEEP.format(n=135)], cwd=ws, check=True, capture_output=True)
+        proc, rec = self.session("disk-deep-before", ws, "echo ran")
+        self.assertLauncherError(proc, rec, "workspace_rejected",
+                                 f"the workspace could not be measured: '{ws}" + "/d" * 128 + "': deeper than 128 levels: "
+                                 "not walked; the session was not started (its disk budget could not be kept)")
+        self.assertEqual(proc.stdout, b"")
+        self.assertNoContainer("disk-deep-before")
+
+
+class SlowWalk(DiskSeatTest):
+    FS_MIB = 2048
+
+    def test_a_slow_walk_leaves_no_gap_for_a_writer(self):
+        ws = self.workspace("slow")
+        many = ws / "many"
+        many.mkdir()
+        for i in range(110_000):
+            (many / str(i)).touch()
+        # past the first periodic walk (10 s): the old watcher then waited 5 x its length
+        proc, rec = self.session("disk-slow", ws, "sleep 10.5; dd if=/dev/zero of=big bs=1M count=1500 status=none; echo wrote",
+                                 "--disk", "100m")
+        self.assertKilledDisk(proc, rec, "budget")
+        self.assertLess((ws / "big").stat().st_size, 100 * MiB + OVERSHOOT)
+        self.assertLess(rec["disk"]["peak_bytes"], 100 * MiB + OVERSHOOT)
+
+
+class CopyBack(DiskSeatTest):
+    PACKED = ("(echo '# pack-refs with: peeled fully-peeled sorted'; "
+              "seq -f 'b%07g' 1 {n} | sed 's|^|0123456789012345678901234567890123456789 refs/heads/|') > .git/packed-refs; echo made")
+
+    def git_workspace(self, name):
+        ws = self.workspace(name)
+        git = ["git", "-c", "safe.directory=*", "-c", "user.name=o", "-c", "user.email=o@x", "-C", str(ws)]
+        subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+        subprocess.run([*git, "pack-refs", "--all"], check=True)
+        for root, dirs, files in os.walk(ws):
+            for n in dirs + files:
+                os.lchown(os.path.join(root, n), AGENT_UID, AGENT_UID)
+        return ws
+
+    def test_a_packed_refs_past_what_is_left_of_the_budget_stays_inside(self):
+        ws = self.git_workspace("cb1")
+        proc, rec = self.session("disk-copyback", ws, self.PACKED.format(n=600_000), "--disk", "20m")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"made\n"), proc.stderr)
+        self.assertNotIn("packed-refs", rec["git"]["copied_back"])
+        [why] = [w for w in rec["git"]["not_copied_back"] if w.startswith("packed-refs")]
+        self.assertRegex(why, r"^packed-refs: it would grow the host's gitdir by \d+ bytes, past what is left of the "
+                              r"session's disk budget \(\d+ bytes\); the host's is kept$")
+        self.assertLess((ws / ".git" / "packed-refs").stat().st_size, 4096)
+
+    def test_control_within_the_budget_it_comes_back(self):
+        ws = self.git_workspace("cb2")
+        proc, rec = self.session("disk-copyback-ok", ws, self.PACKED.format(n=600_000), "--disk", "200m")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"made\n"), proc.stderr)
+        self.assertIn("packed-refs", rec["git"]["copied_back"])
+        self.assertGreater((ws / ".git" / "packed-refs").stat().st_size, 20 * MiB)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,109 @@
+// The holes a hostile pass found in the disk wall (docs/THREATS.md): unnamed open files, a walk
+// that cannot finish, the verdict at the end, the messages.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/lifecycle/disk_hidden.h"
+#include "launcher/lifecycle/disk_usage.h"
+#include "launcher/lifecycle/disk_watch.h"
+#include "temp_dir.h"
+
+using namespace asbx;
+
+namespace {
+
+dev_t dev_of(const std::string& path) {
+  struct stat st{};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_dev;
+}
+
+Limits small_limits() {
+  Limits l;
+  l.disk_bytes = 1 << 20, l.disk_inodes = 1000, l.floor_bytes = 1 << 20, l.floor_inodes = 10, l.disk_source = "s.toml";
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("disk: files deleted while open and O_TMPFILE files count, named or elsewhere ones do not") {
+  test::TempDir d;
+  d.write("procs", std::to_string(::getpid()) + "\n");
+  std::vector<dev_t> devs{dev_of(d.s())};
+  HiddenUsage none = hidden_usage(d.s("procs"), devs);
+  int named = ::open(d.s("named").c_str(), O_RDWR | O_CREAT, 0600);
+  REQUIRE(::write(named, std::string(65536, 'n').data(), 65536) == 65536);
+  int gone = ::open(d.s("gone").c_str(), O_RDWR | O_CREAT, 0600);
+  REQUIRE(::write(gone, std::string(131072, 'g').data(), 131072) == 131072);
+  REQUIRE(::unlink(d.s("gone").c_str()) == 0);
+  int tmp = ::open(d.s().c_str(), O_TMPFILE | O_RDWR, 0600);
+  REQUIRE(tmp >= 0);
+  int again = ::dup(gone);  // the same inode through two fds: once
+  HiddenUsage u = hidden_usage(d.s("procs"), devs);
+  CHECK(u.error.empty());
+  CHECK(u.inodes - none.inodes == 2);
+  CHECK(u.bytes - none.bytes >= 131072);
+  CHECK(u.bytes - none.bytes < 131072 + 65536);
+  CHECK(hidden_usage(d.s("procs"), {dev_of("/proc")}).bytes == 0);  // not a watched filesystem
+  CHECK(hidden_usage(d.s("no-such-cgroup"), devs).bytes == 0);      // the cgroup is gone: nothing held
+  CHECK(hidden_usage("", devs).bytes == 0);
+  for (int fd : {named, gone, tmp, again}) ::close(fd);
+}
+
+TEST_CASE("disk: a walk the counters press is interrupted, not left to run") {
+  test::TempDir d;
+  for (int i = 0; i < 3000; ++i) d.write("f" + std::to_string(i), "");
+  int fd = ::open(d.s().c_str(), O_RDONLY | O_DIRECTORY);
+  int asked = 0;
+  TreeUsage u = tree_usage({fd}, {"top"}, 1'000'000, [&] { return ++asked == 2; });
+  CHECK(u.interrupted);
+  CHECK(u.stopped.empty());
+  CHECK(u.inodes < 3000);
+  TreeUsage whole = tree_usage({fd}, {"top"}, 1'000'000, [] { return false; });
+  CHECK_FALSE(whole.interrupted);
+  CHECK(whole.inodes == 3000);
+  ::close(fd);
+}
+
+TEST_CASE("disk: the messages name the filesystem, the walk's stop, and an ending after the agent") {
+  Limits l = small_limits();
+  DiskEnding floor{"floor", false, "/srv/ws/a", "", 5 << 20, 3, 0, {"/srv/ws/a"}};
+  CHECK(disk_ended_message(floor, l) ==
+        "killed: the session wrote on '/srv/ws/a' near the seat's disk floor of 1m / 10 inodes (it had added 5m in 3 inodes; "
+        "[limits] disk_floor in s.toml)");
+  floor.hidden_bytes = 4 << 20;
+  CHECK(disk_ended_message(floor, l) ==
+        "killed: the session wrote on '/srv/ws/a' near the seat's disk floor of 1m / 10 inodes (it had added 5m in 3 inodes, "
+        "4m of it in files deleted while open; [limits] disk_floor in s.toml)");
+  DiskEnding deep{"unmeasured", true, "", "'w/d/d': deeper than 128 levels: not walked", 0, 130, 0, {"w"}};
+  CHECK(disk_ended_message(deep, l) ==
+        "after the agent ended: the workspace could not be measured: 'w/d/d': deeper than 128 levels: not walked; "
+        "its disk use counts as over the budget of 1m");
+  std::vector<FsRoom> rooms{{"/a", 0, 10LL << 30, 1 << 20, 0, 0}, {"/b", 0, 100 << 20, 1 << 20, 0, 0}};
+  CHECK(near_floor_path(rooms, l) == "/b");
+  rooms[1].free_bytes = 10LL << 30;
+  CHECK(near_floor_path(rooms, l) == "");
+}
+
+TEST_CASE("disk: the measurement at the end gives its verdict (the agent ended past its budget)") {
+  test::TempDir d;
+  LaunchPlan plan;
+  plan.limits = small_limits();
+  plan.mounts.push_back({"bind", d.s(), "/workspace", {"rw"}});
+  DiskWatch w;
+  w.check_floor(plan);
+  int kills = 0;
+  w.arm("", "", [&] { ++kills; });
+  d.write("big", std::string(3 << 20, 'x'));
+  w.stop();
+  CHECK(w.ended() == "budget");
+  CHECK(w.record()["peak_bytes"].get<std::int64_t>() >= 3 << 20);
+  CHECK(w.ended_message().find("reached its disk budget of 1m") != std::string::npos);
+  if (kills == 0) {  // the watcher's thread did not see it first: the verdict came after the end
+    CHECK(w.record()["ended_after_exit"] == true);
+    CHECK(w.ended_message().rfind("after the agent ended: ", 0) == 0);
+  }
+}
