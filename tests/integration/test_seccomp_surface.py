@@ -45,6 +45,31 @@ MASKED = ["/proc/key-users", "/sys/kernel/notes"] + (["/proc/config.gz"] if os.p
 READ_MASKED = "for f in %s; do printf '%%s\\t%%s\\n' \"$f\" \"$(head -c 64 \"$f\" | wc -c)\"; done" % " ".join(MASKED)
 
 
+# The sockets real work opens, over loopback: node's http, python's TCP and UDP, bun's server and
+# fetch, a compiler and make (nothing here may trip the new rules; the session ends 0).
+SOCKET_WORK = r"""#!/bin/bash
+set -euo pipefail
+cd "$(mktemp -d)"
+node -e 'const http=require("http");const s=http.createServer((q,r)=>r.end("ok")).listen(0,"127.0.0.1",()=>{http.get("http://127.0.0.1:"+s.address().port,r=>{r.on("data",d=>{console.log("node http "+d);s.close()})})})'
+python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b"x"); assert a.recv(1) == b"x"
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP); u.bind(("127.0.0.1", 0))
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); v.sendto(b"y", u.getsockname()); assert u.recv(1) == b"y"
+socket.socket(socket.AF_INET6, socket.SOCK_STREAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC).close()
+print("python sockets ok")'
+if command -v bun >/dev/null; then
+  bun -e 'const s=Bun.serve({port:0,hostname:"127.0.0.1",fetch(){return new Response("ok")}});console.log("bun "+await (await fetch("http://127.0.0.1:"+s.port)).text());s.stop()'
+fi
+echo 'int main(void){return 0;}' > t.c && cc t.c -o t && ./t
+printf 'all:
+	true
+' > Makefile && make -s
+echo socket work ok
+"""
+
+
 def build_probe():
     d = pathlib.Path(tempfile.mkdtemp(prefix="asbx-surface-"))
     d.chmod(0o755)
@@ -100,6 +125,19 @@ class Surface(SeatTest):
         self.assertClosed(table(proc.stdout.decode()))
         self.assertEqual(record["outcome"], "exited")
         self.assertNoContainer("surface-probe")
+
+    def test_the_sockets_real_work_opens_still_work(self):
+        ws = self.workspace("work")
+        script = ws / "work.sh"
+        script.write_text(SOCKET_WORK)
+        script.chmod(0o755)
+        os.chown(script, AGENT_UID, AGENT_UID)
+        proc, record = self.seat.status("--id", "surface-work", "--workspace", str(ws), "--", "./work.sh")
+        self.assertEqual(proc.returncode, 0, proc.stdout.decode() + proc.stderr.decode())
+        self.assertIn(b"node http ok", proc.stdout)
+        self.assertIn(b"python sockets ok", proc.stdout)
+        self.assertIn(b"socket work ok", proc.stdout)
+        self.assertEqual((record["outcome"], record["warnings"]), ("exited", []))
 
     def test_control_under_podmans_default_each_reaches_the_kernel(self):
         proc = control_run(self.probe_dir, SOCKET, "/probe/surface_probe")
