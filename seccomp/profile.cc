@@ -113,7 +113,7 @@ void inet_protocol_rules(const SeccompRow& row, bool allowed, json& out) {
   for (const auto& p : inet_protocols_allowed()) {
     json head = json::array({arg(0, p.family, "SCMP_CMP_EQ"), arg(1, kSocketTypeMask, "SCMP_CMP_MASKED_EQ", p.type)});
     auto with = [&](json third) { json a = head; a.push_back(std::move(third)); return a; };
-    for (int protocol : p.protocols) out.push_back(allow("socket", with(arg(2, protocol, "SCMP_CMP_EQ"))));
+    for (std::uint64_t protocol : p.protocols) out.push_back(allow("socket", with(arg(2, protocol, "SCMP_CMP_EQ"))));
     for (const auto& b : blocks_outside(p.protocols, kProtocolBlock))
       out.push_back(rule({"socket"}, row, with(arg(2, b.mask, "SCMP_CMP_MASKED_EQ", b.value))));
     out.push_back(rule({"socket"}, row, with(arg(2, kProtocolBlock, "SCMP_CMP_GE"))));
@@ -131,6 +131,24 @@ void msg_oob_rules(const json& base, const SeccompRow& row, json& out) {
     int i = msg_flags_index(call);
     if (default_allows(base, call)) out.push_back(allow(call, json::array({arg(i, kMsgOob, "SCMP_CMP_MASKED_EQ", 0)})));
     out.push_back(rule({call}, row, json::array({arg(i, kMsgOob, "SCMP_CMP_MASKED_EQ", kMsgOob)})));
+  }
+}
+
+// The refused (level, optname) pairs by 64-bit equality; everything else an int can carry allowed
+// by aligned blocks, disjoint from them (a level with high bits set gets the default action).
+void sockopt_rules(const json& base, const SeccompRow& row, json& out) {
+  bool allowed = default_allows(base, "setsockopt");
+  std::vector<std::uint64_t> levels;
+  for (const auto& r : sockopts_refused()) levels.push_back(r.level);
+  if (allowed)
+    for (const auto& b : blocks_outside(levels, kIntValues))
+      out.push_back(allow("setsockopt", json::array({arg(1, b.mask, "SCMP_CMP_MASKED_EQ", b.value)})));
+  for (const auto& r : sockopts_refused()) {
+    json level = arg(1, r.level, "SCMP_CMP_EQ");
+    out.push_back(rule({"setsockopt"}, row, json::array({level, arg(2, r.optname, "SCMP_CMP_EQ")})));
+    if (!allowed) continue;
+    for (const auto& b : blocks_outside({r.optname}, kIntValues))
+      out.push_back(allow("setsockopt", json::array({level, arg(2, b.mask, "SCMP_CMP_MASKED_EQ", b.value)})));
   }
 }
 
@@ -152,6 +170,7 @@ void add_row(const json& base, const SeccompRow& row, json& out) {
     case SeccompMatch::inet_protocol: inet_protocol_rules(row, default_allows(base, "socket"), out); break;
     case SeccompMatch::socketpair_family: socketpair_rules(row, default_allows(base, "socketpair"), out); break;
     case SeccompMatch::msg_oob: msg_oob_rules(base, row, out); break;
+    case SeccompMatch::sockopt: sockopt_rules(base, row, out); break;
   }
 }
 

@@ -55,6 +55,10 @@ const std::vector<SeccompRow>& seccomp_table() {
        EOPNOTSUPP, true,
        "out-of-band data (MSG_OOB): AF_UNIX OOB is CVE-2025-38236; nothing in the workload sends urgent data",
        "Chrome"},
+      {"sockets", {"setsockopt"}, SeccompMatch::sockopt, ENOPROTOOPT, true,
+       "TCP_ULP (kTLS: CVE-2023-0461, reached wherever tls.ko is loaded) and UDP_ENCAP (ESP-in-UDP into the xfrm "
+       "input path); ENOPROTOOPT is what a kernel without them answers",
+       ""},
       {"ptrace", {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, SeccompMatch::always, EPERM,
        true,
        "no CLI or workload here traces (measured); a tracer reads and writes other processes of the session "

@@ -18,6 +18,7 @@ enum class SeccompMatch {
   inet_protocol,   // socket(AF_INET/AF_INET6, STREAM or DGRAM) of a protocol outside kInetProtocols
   socketpair_family,  // socketpair of a family other than AF_UNIX
   msg_oob,         // send/recv family calls with MSG_OOB in their flags (msg_flags_index)
+  sockopt,         // setsockopt of a (level, optname) in sockopts_refused
 };
 
 struct SeccompRow {
@@ -60,7 +61,7 @@ std::string socket_family_name(std::uint64_t family);  // "AF_ALG", or "AF_<n>"
 struct InetProtocols {
   int family;
   int type;                   // SOCK_STREAM or SOCK_DGRAM
-  std::vector<int> protocols;  // 0 (the type's default) and the named ones, each below kProtocolBlock
+  std::vector<std::uint64_t> protocols;  // 0 (the type's default) and the named ones, each below kProtocolBlock
 };
 const std::vector<InetProtocols>& inet_protocols_allowed();
 bool inet_family(int family);  // AF_INET or AF_INET6
@@ -72,7 +73,18 @@ struct MaskedValue {
   std::uint64_t value;
   std::uint64_t mask;
 };
-std::vector<MaskedValue> blocks_outside(const std::vector<int>& allowed, int limit);
+std::vector<MaskedValue> blocks_outside(const std::vector<std::uint64_t>& allowed, std::uint64_t limit);
+
+// setsockopt options refused (seccomp/table_socket.cc). The allow is their exact complement over
+// the values an int can carry (level and optname below 2^32, aligned blocks): a value with high
+// bits set, which the kernel would truncate, matches no allow and gets the default action.
+struct SockoptRefused {
+  std::uint64_t level;
+  std::uint64_t optname;
+  const char* name;
+};
+const std::vector<SockoptRefused>& sockopts_refused();
+constexpr std::uint64_t kIntValues = std::uint64_t(1) << 32;
 
 // The flags argument's index of a send/recv call (sendmsg/recvmsg: 2; sendto, recvfrom, sendmmsg,
 // recvmmsg: 3). MSG_OOB is bit 0.

@@ -23,22 +23,31 @@ const std::vector<InetProtocols>& inet_protocols_allowed() {
 
 bool inet_family(int family) { return family == AF_INET || family == AF_INET6; }
 
-std::vector<MaskedValue> blocks_outside(const std::vector<int>& allowed, int limit) {
-  auto free_range = [&](int from, int size) {
-    return std::none_of(allowed.begin(), allowed.end(), [&](int a) { return a >= from && a < from + size; });
+std::vector<MaskedValue> blocks_outside(const std::vector<std::uint64_t>& allowed, std::uint64_t limit) {
+  auto free_range = [&](std::uint64_t from, std::uint64_t size) {
+    return std::none_of(allowed.begin(), allowed.end(), [&](std::uint64_t a) { return a >= from && a < from + size; });
   };
   std::vector<MaskedValue> out;
-  for (int v = 0; v < limit;) {
+  for (std::uint64_t v = 0; v < limit;) {
     if (!free_range(v, 1)) {
       ++v;
       continue;
     }
-    int size = 1;
+    std::uint64_t size = 1;
     while (v % (size * 2) == 0 && v + size * 2 <= limit && free_range(v, size * 2)) size *= 2;
-    out.push_back({std::uint64_t(v), ~std::uint64_t(size - 1)});
+    out.push_back({v, ~(size - 1)});
     v += size;
   }
   return out;
+}
+
+// Measured: nothing in the workload or the CLIs sets either (docs/DECISIONS.md "the second pass").
+const std::vector<SockoptRefused>& sockopts_refused() {
+  static const std::vector<SockoptRefused> rows = {
+      {IPPROTO_TCP, 31, "TCP_ULP"},     // kTLS and other upper-layer protocols (CVE-2023-0461)
+      {IPPROTO_UDP, 100, "UDP_ENCAP"},  // ESP-in-UDP, L2TP: the xfrm input path
+  };
+  return rows;
 }
 
 int msg_flags_index(const std::string& call) { return call == "sendmsg" || call == "recvmsg" ? 2 : 3; }

@@ -30,8 +30,11 @@ REFUSED = {
     "socketpair_netlink": "EAFNOSUPPORT",
     "send_oob": "EOPNOTSUPP", "sendmsg_oob": "EOPNOTSUPP", "recv_oob": "EOPNOTSUPP",
     "modify_ldt": "ENOSYS", "memfd_secret": "ENOSYS", "pidfd_getfd": "EPERM",
+    "setsockopt_tcp_ulp": "ENOPROTOOPT", "setsockopt_udp_encap": "ENOPROTOOPT",
+    "setsockopt_udp_encap_high_bits": "ENOSYS",  # no allow matches: the default action
 }
-STILL_WORKS = ["inet_tcp", "inet_udp", "inet6_tcp", "inet6_udp", "socketpair_unix", "send_plain"]
+STILL_WORKS = ["inet_tcp", "inet_udp", "inet6_tcp", "inet6_udp", "socketpair_unix", "send_plain",
+               "setsockopt_nodelay", "setsockopt_reuseaddr"]
 # Under podman's default: each reaches the kernel (ok, or the kernel's own answer after the filter).
 OPEN_UNDER_DEFAULT = {
     "i386_getpid": "ok", "x32_getpid": "ENOSYS",  # no x32 in this kernel: it answers, the filter let it by
@@ -40,6 +43,8 @@ OPEN_UNDER_DEFAULT = {
     "socketpair_netlink": "EOPNOTSUPP",  # netlink_create ran
     "send_oob": "ok", "sendmsg_oob": "ok", "recv_oob": "ok",
     "modify_ldt": "ok", "memfd_secret": "ok", "pidfd_getfd": "ok",
+    "setsockopt_tcp_ulp": "ENOENT",  # tcp_set_ulp ran: no "tls" module in this kernel
+    "setsockopt_udp_encap": "ok", "setsockopt_udp_encap_high_bits": "ok",  # the kernel truncated it to SOL_UDP
 }
 MASKED = ["/proc/key-users", "/sys/kernel/notes"] + (["/proc/config.gz"] if os.path.exists("/proc/config.gz") else [])
 READ_MASKED = "for f in %s; do printf '%%s\\t%%s\\n' \"$f\" \"$(head -c 64 \"$f\" | wc -c)\"; done" % " ".join(MASKED)

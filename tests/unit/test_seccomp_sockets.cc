@@ -57,8 +57,8 @@ std::string decide(const json& profile, const std::string& call, const std::vect
 
 bool inet_allowed(std::uint64_t family, std::uint64_t type, std::uint64_t protocol) {
   for (const auto& p : inet_protocols_allowed())
-    for (int allowed : p.protocols)
-      if (std::uint64_t(p.family) == family && std::uint64_t(p.type) == (type & 0xf) && protocol == std::uint64_t(allowed))
+    for (std::uint64_t allowed : p.protocols)
+      if (std::uint64_t(p.family) == family && std::uint64_t(p.type) == (type & 0xf) && protocol == allowed)
         return true;
   return false;
 }
@@ -132,14 +132,31 @@ TEST_CASE("seccomp: modify_ldt and memfd_secret answer ENOSYS, pidfd_getfd EPERM
 }
 
 TEST_CASE("seccomp: blocks_outside covers exactly the values not allowed, below the limit") {
-  for (const std::vector<int>& allowed : {std::vector<int>{0, 6}, {0, 17, 1}, {0, 17, 58}, {}, {63}}) {
+  using V = std::vector<std::uint64_t>;
+  for (const V& allowed : {V{0, 6}, V{0, 17, 1}, V{0, 17, 58}, V{}, V{63}}) {
     auto blocks = blocks_outside(allowed, 64);
     for (std::uint64_t v = 0; v < 80; ++v) {
       int hits = 0;
       for (const auto& b : blocks) hits += (v & b.mask) == b.value;
-      bool out = v < 64 && std::find(allowed.begin(), allowed.end(), int(v)) == allowed.end();
+      bool out = v < 64 && std::find(allowed.begin(), allowed.end(), v) == allowed.end();
       CHECK(hits == (out ? 1 : 0));
     }
   }
   CHECK(blocks_outside({0, 6}, 64).size() == 7);  // 1, 2-3, 4-5, 7, 8-15, 16-31, 32-63
+}
+
+TEST_CASE("seccomp: setsockopt TCP_ULP and UDP_ENCAP refused, every other int option allowed, by exactly one rule") {
+  json out = rendered();
+  const std::uint64_t levels[] = {0, 1, 5, 6, 7, 16, 17, 18, 41, 58, 255, 270, 0x7fffffff, 0x80000000, 0xffffffff};
+  const std::uint64_t names[] = {0, 1, 2, 30, 31, 32, 99, 100, 101, 0x12345678, 0xffffffff};
+  for (std::uint64_t level : levels)
+    for (std::uint64_t name : names) {
+      bool refused = (level == 6 && name == 31) || (level == 17 && name == 100);
+      CHECK(decide(out, "setsockopt", {3, level, name, 0, 4}) == (refused ? "errno 92" : "allow"));
+    }
+  // A value the kernel would truncate to a refused one matches no allow: the default action.
+  CHECK(decide(out, "setsockopt", {3, 0x100000006, 31, 0, 4}) == "");
+  CHECK(decide(out, "setsockopt", {3, 6, 0x10000001f, 0, 4}) == "");
+  CHECK(decide(out, "setsockopt", {3, ~std::uint64_t(0), 1, 0, 4}) == "");
+  CHECK(out["defaultAction"] == "SCMP_ACT_ERRNO");
 }

@@ -85,6 +85,16 @@ static long getfd_self(void) {
   return fd;
 }
 
+static long sockopt(int family, int type, long level, long name, const void *value, long len) {
+  int fd = socket(family, type, 0);
+  if (fd < 0) return -1;
+  long rc = syscall(SYS_setsockopt, fd, level, name, value, len);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
 static long ldt_read(void) { static char buf[16]; return syscall(SYS_modify_ldt, 0, buf, sizeof buf); }
 static long secret(void) { long fd = syscall(SYS_memfd_secret, 0); if (fd >= 0) close((int)fd); return fd; }
 
@@ -119,6 +129,12 @@ int main(int argc, char **argv) {
   S("send_oob", oob_send());
   S("sendmsg_oob", oob_sendmsg());
   S("recv_oob", oob_recv());
+  int one = 1, espinudp = 2;
+  S("setsockopt_nodelay", sockopt(AF_INET, SOCK_STREAM, 6, 1, &one, sizeof one));
+  S("setsockopt_reuseaddr", sockopt(AF_INET6, SOCK_DGRAM, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one));
+  S("setsockopt_tcp_ulp", sockopt(AF_INET, SOCK_STREAM, 6, 31, "tls", 4));
+  S("setsockopt_udp_encap", sockopt(AF_INET, SOCK_DGRAM, 17, 100, &espinudp, sizeof espinudp));
+  S("setsockopt_udp_encap_high_bits", sockopt(AF_INET, SOCK_DGRAM, 0x100000011L, 100, &espinudp, sizeof espinudp));
   S("modify_ldt", ldt_read());
   S("memfd_secret", secret());
   S("pidfd_getfd", getfd_self());
