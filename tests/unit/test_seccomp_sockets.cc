@@ -160,3 +160,10 @@ TEST_CASE("seccomp: setsockopt TCP_ULP and UDP_ENCAP refused, every other int op
   CHECK(decide(out, "setsockopt", {3, ~std::uint64_t(0), 1, 0, 4}) == "");
   CHECK(out["defaultAction"] == "SCMP_ACT_ERRNO");
 }
+
+TEST_CASE("seccomp: a gVisor session's profile keeps setsockopt as the default has it (runsc refuses the rules)") {
+  std::ifstream in(std::string(ASBX_SOURCE_DIR) + "/tests/unit/fixtures/seccomp/podman-4.3.1-default.json");
+  json gvisor = render_seccomp_profile(json::parse(std::string(std::istreambuf_iterator<char>(in), {})), "gvisor");
+  CHECK(decide(gvisor, "setsockopt", {3, 6, 31, 0, 4}) == "allow");
+  CHECK(decide(gvisor, "socket", {AF_INET, SOCK_STREAM, 262}) == "errno 93");  // the socket rules stay
+}
