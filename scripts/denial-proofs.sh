@@ -72,13 +72,14 @@ declare -A WANT=(
   [/sys]=ro [/proc/bus]=ro [/proc/fs]=ro [/proc/irq]=ro [/proc/sys]=ro [/proc/acpi]=ro
   [/sys/firmware]=ro [/sys/dev/block]=ro
   [/proc]=rw [/dev]=rw [/dev/pts]=rw [/dev/shm]=rw [/dev/mqueue]=rw [/sys/fs/cgroup]=rw
-  [/proc/keys]=rw [/proc/timer_list]=rw
+  [/proc/keys]=rw [/proc/timer_list]=rw [/proc/key-users]=rw [/sys/kernel/notes]=rw
   [/tmp]=rw [/sandbox/home]=rw
   [/sandbox/workspaces/wt]=rw [/sandbox/workspaces/wt/.git]=ro
   ["$GITDIR"]=rw ["$GITDIR/commondir"]=ro ["$GITDIR/gitdir"]=ro
   ["$C"]=rw ["$C/config"]=ro ["$C/description"]=ro ["$C/HEAD"]=ro ["$C/hooks"]=ro ["$C/info"]=ro
   ["$C/branches"]=ro ["$C/worktrees"]=ro ["$C/objects"]=rw ["$C/objects/info"]=ro ["$C/refs"]=rw ["$C/logs"]=rw
 )
+[ -e /proc/config.gz ] && WANT[/proc/config.gz]=rw  # masked where the kernel has it (seccomp/masked_paths.h)
 declare -A SEEN=()
 while read -r _ dest mode; do
   SEEN[$dest]=$mode

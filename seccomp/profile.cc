@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sys/socket.h>
 
 #include "base/error.h"
 #include "base/sha256.h"
@@ -72,7 +73,8 @@ void socket_rules(const SeccompRow& row, bool allowed, json& out) {
   std::set<int> open;
   if (allowed) {
     for (const auto& f : socket_families_allowed()) {
-      out.push_back(allow("socket", json::array({arg(0, f.number, "SCMP_CMP_EQ")})));
+      // AF_INET/AF_INET6 are allowed by type and protocol (inet_protocol_rules), not whole.
+      if (!inet_family(f.number)) out.push_back(allow("socket", json::array({arg(0, f.number, "SCMP_CMP_EQ")})));
       open.insert(f.number);
     }
     out.push_back(allow("socket", json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_EQ")})));
@@ -90,12 +92,85 @@ void personality_rules(bool allowed, json& out) {
     out.push_back(allow("personality", json::array({arg(0, persona, "SCMP_CMP_EQ")})));
 }
 
+// AF_INET/AF_INET6 of any type but those kInetProtocols names (the type's low 4 bits). When the
+// default refuses socket, socket_rules refused these families whole: nothing to add.
+void inet_type_rules(const SeccompRow& row, bool allowed, json& out) {
+  if (!allowed) return;
+  std::set<std::pair<int, int>> open;
+  for (const auto& p : inet_protocols_allowed()) open.insert({p.family, p.type});
+  for (int family : {AF_INET, AF_INET6})
+    for (std::uint64_t type = 0; type <= kSocketTypeMask; ++type)
+      if (!open.count({family, int(type)}))
+        out.push_back(rule({"socket"}, row, json::array({arg(0, family, "SCMP_CMP_EQ"),
+                                                         arg(1, kSocketTypeMask, "SCMP_CMP_MASKED_EQ", type)})));
+}
+
+// The allowed (family, type) pairs: their protocols allowed one by one (64-bit equality: exact
+// under the kernel's int truncation), every other value refused by disjoint rules (aligned blocks
+// below kProtocolBlock, then everything at or above it).
+void inet_protocol_rules(const SeccompRow& row, bool allowed, json& out) {
+  if (!allowed) return;
+  for (const auto& p : inet_protocols_allowed()) {
+    json head = json::array({arg(0, p.family, "SCMP_CMP_EQ"), arg(1, kSocketTypeMask, "SCMP_CMP_MASKED_EQ", p.type)});
+    auto with = [&](json third) { json a = head; a.push_back(std::move(third)); return a; };
+    for (std::uint64_t protocol : p.protocols) out.push_back(allow("socket", with(arg(2, protocol, "SCMP_CMP_EQ"))));
+    for (const auto& b : blocks_outside(p.protocols, kProtocolBlock))
+      out.push_back(rule({"socket"}, row, with(arg(2, b.mask, "SCMP_CMP_MASKED_EQ", b.value))));
+    out.push_back(rule({"socket"}, row, with(arg(2, kProtocolBlock, "SCMP_CMP_GE"))));
+  }
+}
+
+void socketpair_rules(const SeccompRow& row, bool allowed, json& out) {
+  if (allowed) out.push_back(allow("socketpair", json::array({arg(0, kAfUnix, "SCMP_CMP_EQ")})));
+  out.push_back(rule({"socketpair"}, row, json::array({arg(0, kAfUnix, "SCMP_CMP_NE")})));
+}
+
+// One bit: `flags & MSG_OOB` is exact whatever the high bits hold; the allow and the refusal are disjoint.
+void msg_oob_rules(const json& base, const SeccompRow& row, json& out) {
+  for (const auto& call : row.calls) {
+    int i = msg_flags_index(call);
+    if (default_allows(base, call)) out.push_back(allow(call, json::array({arg(i, kMsgOob, "SCMP_CMP_MASKED_EQ", 0)})));
+    out.push_back(rule({call}, row, json::array({arg(i, kMsgOob, "SCMP_CMP_MASKED_EQ", kMsgOob)})));
+  }
+}
+
+// The refused (level, optname) pairs by 64-bit equality; everything else an int can carry allowed
+// by aligned blocks, disjoint from them (a level with high bits set gets the default action).
+void sockopt_rules(const json& base, const SeccompRow& row, json& out) {
+  bool allowed = default_allows(base, "setsockopt");
+  std::vector<std::uint64_t> levels;
+  for (const auto& r : sockopts_refused()) levels.push_back(r.level);
+  if (allowed)
+    for (const auto& b : blocks_outside(levels, kIntValues))
+      out.push_back(allow("setsockopt", json::array({arg(1, b.mask, "SCMP_CMP_MASKED_EQ", b.value)})));
+  for (const auto& r : sockopts_refused()) {
+    json level = arg(1, r.level, "SCMP_CMP_EQ");
+    out.push_back(rule({"setsockopt"}, row, json::array({level, arg(2, r.optname, "SCMP_CMP_EQ")})));
+    if (!allowed) continue;
+    for (const auto& b : blocks_outside({r.optname}, kIntValues))
+      out.push_back(allow("setsockopt", json::array({level, arg(2, b.mask, "SCMP_CMP_MASKED_EQ", b.value)})));
+  }
+}
+
+// Native calls only: a sub-architecture (i386 and x32 on x86_64, arm on aarch64) is a second
+// syscall table through the compat layer; a call from it gets the bad-architecture action (SIGSYS).
+void native_only(json& profile) {
+  profile.erase("architectures");  // else containers/common takes this list over archMap
+  if (profile.contains("archMap") && profile["archMap"].is_array())
+    for (auto& a : profile["archMap"]) a["subArchitectures"] = json::array();
+}
+
 void add_row(const json& base, const SeccompRow& row, json& out) {
   switch (row.match) {
     case SeccompMatch::always: out.push_back(rule(row.calls, row)); break;
     case SeccompMatch::clone_new_ns: clone_rules(row, default_allows(base, "clone"), out); break;
     case SeccompMatch::socket_family: socket_rules(row, default_allows(base, "socket"), out); break;
     case SeccompMatch::personality: personality_rules(default_allows(base, "personality"), out); break;
+    case SeccompMatch::inet_type: inet_type_rules(row, default_allows(base, "socket"), out); break;
+    case SeccompMatch::inet_protocol: inet_protocol_rules(row, default_allows(base, "socket"), out); break;
+    case SeccompMatch::socketpair_family: socketpair_rules(row, default_allows(base, "socketpair"), out); break;
+    case SeccompMatch::msg_oob: msg_oob_rules(base, row, out); break;
+    case SeccompMatch::sockopt: sockopt_rules(base, row, out); break;
   }
 }
 
@@ -107,6 +182,7 @@ json render_seccomp_profile(const json& base, const std::string& wall) {
   if (base["defaultAction"] == "SCMP_ACT_ALLOW")
     throw Error(ErrorKind::seccomp_unavailable, "its defaultAction allows every call not listed (an allow-list is needed)");
   json out = base;
+  native_only(out);
   out["syscalls"] = without_table_names(base["syscalls"], wall);
   for (const auto& row : seccomp_table())
     if (seccomp_row_applies(row, wall)) add_row(base, row, out["syscalls"]);

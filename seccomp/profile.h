@@ -1,8 +1,11 @@
 // The session's seccomp profile: the seat's installed podman default (read at plan time, never a
 // copy), with every call of seccomp/table.h taken out of the default's entries and refused by the
 // table's own rules. What the default refuses stays refused: the table's conditional allows (clone
-// without CLONE_NEW*, socket of the allowed families, personality's two values) are added only
-// for a call the default allows; otherwise the call stays refused whole.
+// without CLONE_NEW*, socket of the allowed families/types/protocols, socketpair AF_UNIX, send/recv
+// without MSG_OOB, setsockopt but two options, personality's two values) are added only for a call
+// the default allows; otherwise the call stays refused whole. Every allow is disjoint from every
+// refusal (libseccomp drops a conditional refusal that overlaps an allow). The x86_64 (and every)
+// architecture gets no sub-architecture: an i386 or x32 call is killed (SIGSYS).
 #pragma once
 #include <string>
 

@@ -39,13 +39,42 @@ const std::vector<SeccompRow>& seccomp_table() {
        "families no agent needs and exploits like: AF_PACKET (packet_socket), AF_ALG (Copy Fail CVE-2026-31431), "
        "AF_VSOCK (CVE-2021-26708), AF_TIPC, AF_RDS, AF_XDP, netlink other than route (NETLINK_NETFILTER: nf_tables)",
        "Docker (AF_ALG, AF_VSOCK), Flatpak, Chrome"},
-      {"ptrace", {"ptrace", "process_vm_readv", "process_vm_writev"}, SeccompMatch::always, EPERM, true,
+      {"sockets", {"socket"}, SeccompMatch::inet_type, ESOCKTNOSUPPORT, true,
+       "AF_INET/AF_INET6 of a type other than stream and datagram: SOCK_PACKET there makes an AF_PACKET socket "
+       "(packet_socket), SOCK_RAW, SOCK_SEQPACKET (SCTP)",
+       "Chrome"},
+      {"sockets", {"socket"}, SeccompMatch::inet_protocol, EPROTONOSUPPORT, false,
+       "AF_INET/AF_INET6 protocols other than TCP, UDP and the ICMP echo sockets: MPTCP, UDP-Lite, and on modular "
+       "seat kernels SCTP, DCCP, L2TP and SMC, autoloaded by socket() (not recorded: Go 1.24 tries MPTCP first and "
+       "falls back)",
+       "Chrome"},
+      {"sockets", {"socketpair"}, SeccompMatch::socketpair_family, EAFNOSUPPORT, true,
+       "socketpair of a family other than AF_UNIX runs that family's create (AF_TIPC gives a working pair)",
+       "Chrome"},
+      {"sockets", {"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "recvmmsg"}, SeccompMatch::msg_oob,
+       EOPNOTSUPP, true,
+       "out-of-band data (MSG_OOB): AF_UNIX OOB is CVE-2025-38236; nothing in the workload sends urgent data",
+       "Chrome"},
+      {"sockets", {"setsockopt"}, SeccompMatch::sockopt, ENOPROTOOPT, true,
+       "TCP_ULP (kTLS: CVE-2023-0461, reached wherever tls.ko is loaded) and UDP_ENCAP (ESP-in-UDP into the xfrm "
+       "input path); ENOPROTOOPT is what a kernel without them answers",
+       "",
+       // runsc 20221219 (--oci-seccomp) fails to start a container with these rules (measured:
+       // `runsc start` exits 128); under gVisor setsockopt is the sentry's, and its host network
+       // passes only its own allowlist of options to the seat's kernel.
+       false},
+      {"ptrace", {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}, SeccompMatch::always, EPERM,
+       true,
        "no CLI or workload here traces (measured); a tracer reads and writes other processes of the session "
-       "(CVE-2019-13272)",
+       "(CVE-2019-13272); pidfd_getfd takes a sibling's descriptor under the same check",
        "Flatpak, Chrome"},
       {"personality", {"personality"}, SeccompMatch::personality, ENOSYS, true,
        "only PER_LINUX and the query are used (measured); the others turn off ASLR or make data executable",
        "Flatpak, Chrome"},
+      {"x86 descriptors and secret memory", {"modify_ldt", "memfd_secret"}, SeccompMatch::always, ENOSYS, true,
+       "no workload calls them (measured); LDT bugs (CVE-2015-5157, CVE-2017-17053), and secret memory takes pages "
+       "out of the kernel's direct map; ENOSYS is what a kernel built without them answers",
+       "Chrome (modify_ldt)"},
       {"kernel log", {"syslog"}, SeccompMatch::always, EPERM, true,
        "kernel addresses for an exploit; nothing an agent reads", "Flatpak, Chrome"},
       {"refused by the default too", {"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",

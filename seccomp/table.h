@@ -14,6 +14,11 @@ enum class SeccompMatch {
   clone_new_ns,    // clone with any CLONE_NEW* flag in its first argument (the rest is allowed)
   socket_family,   // socket outside the allowed families (kSocketFamiliesAllowed; netlink: route only)
   personality,     // personality other than PER_LINUX and the query (0xffffffff)
+  inet_type,       // socket(AF_INET/AF_INET6) of a type other than STREAM and DGRAM (low 4 bits of the type)
+  inet_protocol,   // socket(AF_INET/AF_INET6, STREAM or DGRAM) of a protocol outside kInetProtocols
+  socketpair_family,  // socketpair of a family other than AF_UNIX
+  msg_oob,         // send/recv family calls with MSG_OOB in their flags (msg_flags_index)
+  sockopt,         // setsockopt of a (level, optname) in sockopts_refused
 };
 
 struct SeccompRow {
@@ -50,5 +55,41 @@ constexpr int kAfNetlink = 16;
 constexpr int kNetlinkRoute = 0;
 constexpr int kAfMax = 46;  // families at or above it do not exist (yet): refused too
 std::string socket_family_name(std::uint64_t family);  // "AF_ALG", or "AF_<n>"
+
+// AF_INET and AF_INET6 are allowed by type and protocol (seccomp/table_socket.cc): the type's low
+// 4 bits (SOCK_NONBLOCK and SOCK_CLOEXEC are high bits), then one of the protocols real work uses.
+struct InetProtocols {
+  int family;
+  int type;                   // SOCK_STREAM or SOCK_DGRAM
+  std::vector<std::uint64_t> protocols;  // 0 (the type's default) and the named ones, each below kProtocolBlock
+};
+const std::vector<InetProtocols>& inet_protocols_allowed();
+bool inet_family(int family);  // AF_INET or AF_INET6
+constexpr std::uint64_t kSocketTypeMask = 0xf;
+constexpr int kProtocolBlock = 64;  // protocols at or above it are refused by one rule (MPTCP is 262)
+// The values below `limit` not in `allowed`, as aligned blocks {value, mask}: `arg & mask == value`
+// (a 64-bit mask: a value with high bits set matches none, so a refusal that needs it is explicit).
+struct MaskedValue {
+  std::uint64_t value;
+  std::uint64_t mask;
+};
+std::vector<MaskedValue> blocks_outside(const std::vector<std::uint64_t>& allowed, std::uint64_t limit);
+
+// setsockopt options refused (seccomp/table_socket.cc). The allow is their exact complement over
+// the values an int can carry (level and optname below 2^32, aligned blocks): a value with high
+// bits set, which the kernel would truncate, matches no allow and gets the default action.
+struct SockoptRefused {
+  std::uint64_t level;
+  std::uint64_t optname;
+  const char* name;
+};
+const std::vector<SockoptRefused>& sockopts_refused();
+constexpr std::uint64_t kIntValues = std::uint64_t(1) << 32;
+
+// The flags argument's index of a send/recv call (sendmsg/recvmsg: 2; sendto, recvfrom, sendmmsg,
+// recvmmsg: 3). MSG_OOB is bit 0.
+int msg_flags_index(const std::string& call);
+constexpr std::uint64_t kMsgOob = 1;
+constexpr int kAfUnix = 1;
 
 }  // namespace asbx

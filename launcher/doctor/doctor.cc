@@ -13,6 +13,7 @@
 #include "launcher/doctor/doctor_credentials.h"
 #include "launcher/doctor/doctor_image.h"
 #include "launcher/doctor/doctor_disk.h"
+#include "launcher/doctor/doctor_kernel.h"
 #include "launcher/doctor/doctor_runsc.h"
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
@@ -148,6 +149,7 @@ std::vector<DoctorCheck> run_doctor() {
   check_disk(seat, out);
   check_credentials(seat, user, static_cast<std::int64_t>(std::time(nullptr)), out);
   check_runsc(seat, user, out);
+  check_kernel_knobs(out);
   return out;
 }
 

@@ -22,6 +22,12 @@ void note_survived_events(SessionResult& r, const LaunchPlan& plan) {
   if (c.oom_killed && r.error_kind != ErrorKind::killed_oom)
     r.warnings.push_back("the kernel killed " + std::to_string(std::max<std::int64_t>(c.oom_kills, 1)) +
                          " process(es) of the session: out of memory (limit " + format_size(plan.limits.memory_bytes) + ")");
+  // The seccomp profile admits the native ABI only: a call from i386 or x32 gets the kernel's
+  // SIGSYS, which the recorder never sees (seccomp/profile.cc, docs/THREATS.md "The kernel").
+  if (r.outcome == "exited" && r.exit_code == 128 + SIGSYS)
+    r.warnings.push_back("the agent's exit code 159 is a process killed by SIGSYS: a call the seccomp profile does "
+                         "not admit at all (the i386 or x32 ABI: int 0x80, a 32-bit program), or the agent's own "
+                         "exit 159");
   if (c.pids_refused > 0)
     r.warnings.push_back("the pids limit of " + std::to_string(plan.limits.pids) + " refused " +
                          std::to_string(c.pids_refused) + " fork(s)");

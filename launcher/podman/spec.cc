@@ -5,6 +5,7 @@
 #include "credtable/credential.h"
 #include "plan/network.h"
 #include "base/units.h"
+#include "seccomp/masked_paths.h"
 
 namespace asbx {
 namespace {
@@ -145,6 +146,9 @@ json create_body(const LaunchPlan& plan) {
   // can be sent that way; without this the kernel refuses the socket and nobody sees the try).
   if (!plan.tripwire.ping_group_range.empty())
     body["sysctl"] = {{"net.ipv4.ping_group_range", plan.tripwire.ping_group_range}};
+  // Host-wide kernel facts, masked beyond podman's own list (seccomp/masked_paths.h).
+  body["mask"] = json::array();
+  for (const auto& m : kernel_paths_masked()) body["mask"].push_back(m.path);
   // The project's profile (seccomp/table.h), written by the launcher before create.
   if (!plan.seccomp.path.empty()) body["seccomp_profile_path"] = plan.seccomp.path;
   // gVisor: the runtime podman runs for this container only (the wrapper adds runsc's flags).
