@@ -43,6 +43,8 @@ LOCAL_ROOTLESS_SEAT = "" if _tun_usable_by_all() else 'tripwire = "off"\n'
 # ASBX_TEST_RUNTIME=runsc: every rootful test seat requires gVisor (docs/ISOLATION.md), with the
 # build tree's runsc wrappers; the suites that prove the guarantees run again that way.
 TEST_RUNTIME = os.environ.get("ASBX_TEST_RUNTIME", "runc")
+# Rootful test seats run their sessions under gVisor (a test names what the sentry answers differently).
+GVISOR = TEST_RUNTIME == "runsc" and os.geteuid() == 0
 RUNSC_DIR = BUILD / "libexec" / "agent-sandbox"
 # podman 4.3's runtime is per service: gVisor sessions go to the service scripts/podman-service.sh
 # starts with scripts/containers-runsc.conf.
