@@ -13,9 +13,9 @@ const std::vector<GuaranteeRow>& guarantee_table() {
        "read from the container's cgroup counters as for runc; an OOM kill ends the whole sandbox, so a counted OOM "
        "kill is killed_oom whatever exit code runsc reports"},
       {"egress wall and tripwire",
-       "runsc runs with network=host inside the session's own namespace: the door and the tripwire's device are "
-       "where they are under runc, reached through the seat's network stack (egress measured; the tripwire's "
-       "record under runsc not yet shown)"},
+       "runsc runs with network=host inside the session's own namespace (lo brought up by the launcher): the door "
+       "and the tripwire's device are where they are under runc, reached through the seat's network stack; the "
+       "record is the same, ICMP sockets are refused by the sentry"},
       {"injecting proxy (inject mode)",
        "refused (231): the end-of-session secret scan cannot reach /tmp, /dev/shm or the agent's memory inside the sandbox"},
       {"kernel-surface profile",
