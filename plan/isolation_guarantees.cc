@@ -27,7 +27,8 @@ const std::vector<GuaranteeRow>& guarantee_table() {
       {"the git guard", "its tmpfs gitdir is a seat tmpfs bound in the same way; the sweep and scan read the binds on the seat"},
       {"state brought back", "read from the seat tmpfs HOME through the pinned fd, as under runc"},
       {"--tty, signals, --persist/attach", "podman's attach, resize and kill reach the sandbox's init as under runc"},
-      {"ps, gc", "the label agent-sandbox.isolation says the wall; gc removes the container and unmounts the seat tmpfs"},
+      {"ps, gc", "the label agent-sandbox.isolation says the wall; gc removes the container through the runsc service and "
+                   "unmounts the seat tmpfs"},
       {"rootless seats", "refused (231): runsc and the seat tmpfs need a rootful seat"},
       {"Pod rendering", "runtimeClassName: gvisor"},
   };
