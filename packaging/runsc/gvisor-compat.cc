@@ -5,7 +5,8 @@
 //   `stat` always set. gVisor has no automount points, so the flag asks for nothing there: cleared.
 // - read(2)/write(2) on a blocking socket of the host network (network=host) answer EAGAIN instead
 //   of waiting (bash's /dev/tcp, head or cat on a socket). Then the call waits for the socket with
-//   poll (its SO_RCVTIMEO/SO_SNDTIMEO, if any) and is made again.
+//   poll (its SO_RCVTIMEO/SO_SNDTIMEO, if the sentry reports one: this one accepts and ignores
+//   them, getsockopt answers 0, so the wait has no end but the socket's own) and is made again.
 // Nothing else changes: a program that makes the system call itself still meets the sentry's answer.
 #include <cerrno>
 #include <fcntl.h>
