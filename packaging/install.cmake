@@ -29,6 +29,15 @@ foreach(PLATFORM ptrace kvm)
   install(PROGRAMS ${CMAKE_BINARY_DIR}/libexec/agent-sandbox/runsc-${PLATFORM}
           DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/agent-sandbox)
 endforeach()
+# The compat shim every gVisor session preloads (packaging/runsc/gvisor-compat.cc): it runs inside the
+# agent's programs, so it is never instrumented and needs nothing but libc.
+add_library(gvisor-compat SHARED ${ASBX_PKG}/runsc/gvisor-compat.cc)
+set_target_properties(gvisor-compat PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/libexec/agent-sandbox)
+target_compile_options(gvisor-compat PRIVATE -fno-sanitize=all -fno-exceptions -fno-stack-protector)
+target_link_options(gvisor-compat PRIVATE -fno-sanitize=all -Wl,--as-needed -Wl,-z,relro,-z,now)
+configure_file(${ASBX_PKG}/runsc/gvisor-ld.so.preload ${CMAKE_BINARY_DIR}/libexec/agent-sandbox/gvisor-ld.so.preload COPYONLY)
+install(TARGETS gvisor-compat LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/agent-sandbox)
+install(FILES ${ASBX_PKG}/runsc/gvisor-ld.so.preload DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/agent-sandbox)
 configure_file(scripts/systemd/agent-sandbox-gc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service scripts/systemd/agent-sandbox-gc.timer
         DESTINATION lib/systemd/user)

@@ -47,6 +47,16 @@ void move_tmpfs_to_seat(LaunchPlan& plan) {
   }
 }
 
+// Debian 12's sentry refuses statx/newfstatat with AT_NO_AUTOMOUNT (EINVAL), which coreutils'
+// `ls -l` and `stat` always pass, and answers a blocking read of a host socket with EAGAIN: a
+// library preloaded through /etc/ld.so.preload works around both (packaging/runsc/gvisor-compat.cc).
+// It and the list are bound in read-only from runsc_dir.
+void bind_compat_shim(const SeatConfig& seat, LaunchPlan& plan) {
+  const std::vector<std::string> ro{"rbind", "ro", "nosuid", "nodev"};
+  plan.mounts.push_back(Mount{"bind", seat.runsc_dir + "/" + kGvisorShim, kGvisorShimInContainer, ro});
+  plan.mounts.push_back(Mount{"bind", seat.runsc_dir + "/" + kGvisorPreloadList, "/etc/ld.so.preload", ro});
+}
+
 }  // namespace
 
 const std::vector<OciRuntimeRow>& oci_runtime_table() {
@@ -109,7 +119,12 @@ void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan
                 source + ")");
   std::string refusal = gvisor_refusal(plan);
   if (!refusal.empty()) unavailable("a guarantee cannot hold: " + refusal);
+  std::string shim = seat.runsc_dir + "/" + kGvisorShim;
+  if (!executable(shim))
+    unavailable("its compat shim '" + shim + "' is missing (runsc_dir in " + source + "): without it `ls -l`, "
+                "`stat` and blocking reads of sockets fail inside");
   move_tmpfs_to_seat(plan);
+  bind_compat_shim(seat, plan);
 }
 
 }  // namespace asbx

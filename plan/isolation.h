@@ -29,6 +29,12 @@ struct GuaranteeRow {
 };
 const std::vector<GuaranteeRow>& guarantee_table();
 
+// The compat shim of a gVisor session (plan_isolation binds both in read-only from runsc_dir; the
+// list is /etc/ld.so.preload inside and names the shim's path there).
+inline constexpr const char* kGvisorShim = "gvisor-compat.so";
+inline constexpr const char* kGvisorPreloadList = "gvisor-ld.so.preload";
+inline constexpr const char* kGvisorShimInContainer = "/usr/lib/agent-sandbox/gvisor-compat.so";
+
 // The podman service of gVisor sessions: seat runsc_socket, else SOCKET's dir/podman-runsc.sock.
 std::string runsc_socket(const SeatConfig& seat);
 // The wrapper podman runs for runsc on `platform`: DIR/runsc-PLATFORM.

@@ -13,9 +13,9 @@ const std::vector<GuaranteeRow>& guarantee_table() {
        "read from the container's cgroup counters as for runc; an OOM kill ends the whole sandbox, so a counted OOM "
        "kill is killed_oom whatever exit code runsc reports"},
       {"egress wall and tripwire",
-       "runsc runs with network=host inside the session's own namespace: the door and the tripwire's device are "
-       "where they are under runc, reached through the seat's network stack (egress measured; the tripwire's "
-       "record under runsc not yet shown)"},
+       "runsc runs with network=host inside the session's own namespace (lo brought up by the launcher): the door "
+       "and the tripwire's device are where they are under runc, reached through the seat's network stack; the "
+       "record is the same, ICMP sockets are refused by the sentry"},
       {"injecting proxy (inject mode)",
        "refused (231): the end-of-session secret scan cannot reach /tmp, /dev/shm or the agent's memory inside the sandbox"},
       {"kernel-surface profile",
@@ -27,7 +27,8 @@ const std::vector<GuaranteeRow>& guarantee_table() {
       {"the git guard", "its tmpfs gitdir is a seat tmpfs bound in the same way; the sweep and scan read the binds on the seat"},
       {"state brought back", "read from the seat tmpfs HOME through the pinned fd, as under runc"},
       {"--tty, signals, --persist/attach", "podman's attach, resize and kill reach the sandbox's init as under runc"},
-      {"ps, gc", "the label agent-sandbox.isolation says the wall; gc removes the container and unmounts the seat tmpfs"},
+      {"ps, gc", "the label agent-sandbox.isolation says the wall; gc removes the container through the runsc service and "
+                   "unmounts the seat tmpfs"},
       {"rootless seats", "refused (231): runsc and the seat tmpfs need a rootful seat"},
       {"Pod rendering", "runtimeClassName: gvisor"},
   };

@@ -40,21 +40,22 @@ bool kvm_opens() {
   return vm >= 0;
 }
 
-// A trivial container under runsc, the way a session makes it (create body, gofer, seat tmpfs HOME).
+// A trivial container under runsc, the way a session makes it (create body, gofer, seat tmpfs HOME);
+// `ls -ld /` rather than `true`: it fails under Debian's sentry unless the compat shim is preloaded.
 DoctorCheck trivial_session(const SeatConfig& seat, const UserFacts& user, bool required) {
   Request req;
   req.id = "doctor-runsc-" + std::to_string(::getpid());
   req.isolation = "gvisor";
   req.timeout = "60s";
-  req.argv = {"true"};
+  req.argv = {"ls", "-ld", "/"};
   try {
     LaunchPlan plan = build_plan(req, seat, user, current_session_facts());
     int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     SessionResult r = run_session(plan, StdioFds{null, null, null});
     ::close(null);
     bool ok = r.outcome == "exited" && r.exit_code == 0;
-    std::string detail = ok ? "`true` ran under runsc (" + plan.isolation.platform + ") in " + std::to_string(r.total_ms) + " ms"
-                            : "`true` under runsc: " + (r.message.empty() ? "exit " + std::to_string(r.exit_code) : r.message);
+    std::string detail = ok ? "`ls -ld /` ran under runsc (" + plan.isolation.platform + ") in " + std::to_string(r.total_ms) + " ms"
+                            : "`ls -ld /` under runsc: " + (r.message.empty() ? "exit " + std::to_string(r.exit_code) : r.message);
     // Only a seat that requires gVisor fails here; elsewhere --isolation gvisor is what would fail.
     return {"runsc_session", ok || !required, detail, ok ? "" : "see the message; sessions that need gVisor are refused (231)"};
   } catch (const Error& e) {

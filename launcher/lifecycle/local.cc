@@ -1,4 +1,5 @@
 #include "plan/build_plan.h"
+#include "plan/isolation.h"
 #include "launcher/lifecycle/local.h"
 
 #include <cerrno>
@@ -104,7 +105,8 @@ int run_local(const Request& req, const LocalOptions& opts) {
 SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchPlan& plan, const StdioFds& io,
                        const LocalOptions& opts) {
   std::int64_t t_gc = steady_ms();
-  gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger);  // containers of SIGKILLed launchers go first (one list call)
+  // containers of SIGKILLed launchers go first (one list call); a gVisor one through the runsc service
+  gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat));
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
   SessionResult result = run_session(plan, io);

@@ -19,6 +19,7 @@
 #include "base/request.h"
 #include "launcher/state/export.h"
 #include "launcher/lifecycle/status.h"
+#include "plan/isolation.h"
 #include "base/util.h"
 
 namespace asbx {
@@ -160,7 +161,7 @@ nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
 
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
                     std::vector<std::string>& removed, std::vector<std::string>* skipped,
-                    const std::string& ledger) {
+                    const std::string& ledger, PodmanApi* gvisor_api) {
   int failures = 0;
   for (const auto& s : list_sessions(api)) {
     if (!s.odd.empty()) {
@@ -171,7 +172,8 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
     bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
-    if (!api.remove(s.container_id, &was_there)) {
+    PodmanApi& by = s.wall == "gvisor" && gvisor_api ? *gvisor_api : api;
+    if (!by.remove(s.container_id, &was_there)) {
       ++failures;
       continue;
     }
@@ -182,11 +184,12 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
   return failures;
 }
 
-void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger) {
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger,
+                      const std::string& gvisor_socket) {
   try {
-    PodmanApi api(socket);
+    PodmanApi api(socket), gvisor(gvisor_socket.empty() ? socket : gvisor_socket);
     std::vector<std::string> removed;
-    collect_orphans(api, current_host_facts(), runtime_dir, removed, nullptr, ledger);
+    collect_orphans(api, current_host_facts(), runtime_dir, removed, nullptr, ledger, &gvisor);
   } catch (const std::exception&) {
     // The session's own first call reports an unreachable service with its own code.
   }
@@ -195,9 +198,9 @@ void gc_before_launch(const std::string& socket, const std::string& runtime_dir,
 int gc_main(const std::string& program, bool json) {
   try {
     SeatConfig seat = current_seat_config();
-    PodmanApi api(seat.socket);
+    PodmanApi api(seat.socket), gvisor(runsc_socket(seat));
     std::vector<std::string> removed, skipped;
-    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped, seat.ledger);
+    int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped, seat.ledger, &gvisor);
     for (const auto& line : skipped) std::fprintf(stderr, "%s: gc: warning: %s\n", program.c_str(), printable(line).c_str());
     for (auto& line : remove_stale_exports(state_export_area(seat), current_host_facts().now_unix, kStaleExportSeconds))
       removed.push_back(line);

@@ -48,10 +48,11 @@ std::vector<LiveSession> list_sessions(PodmanApi& api);
 // a killed launcher left); each removal is one line (container, session, reason) in
 // `removed`, each container with odd labels one line in `skipped` (kept, never judged), and
 // one record in `ledger` (unless empty): the session's launcher could not write one.
-// Returns how many removals failed.
+// Returns how many removals failed. A gVisor session's container is removed through `gvisor_api`
+// when given (the runsc service): a service whose runtimes do not name runsc cannot stop it.
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
                     std::vector<std::string>& removed, std::vector<std::string>* skipped = nullptr,
-                    const std::string& ledger = "");
+                    const std::string& ledger = "", PodmanApi* gvisor_api = nullptr);
 // The ledger line of an orphan gc removed: outcome killed, cause "orphaned", why in the message.
 nlohmann::json orphan_record(const LiveSession& s, const std::string& why);
 
@@ -63,6 +64,7 @@ int ps_main(const std::string& program, bool json);
 nlohmann::json ps_entry(const LiveSession& s, const HostFacts& host, const std::string& terminal);
 std::string ps_table(const nlohmann::json& entries);
 // Launch-time gc: quiet, never fails the launch.
-void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger = "");
+void gc_before_launch(const std::string& socket, const std::string& runtime_dir, const std::string& ledger = "",
+                      const std::string& gvisor_socket = "");
 
 }  // namespace asbx

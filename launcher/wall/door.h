@@ -10,4 +10,10 @@ namespace asbx {
 // The listening fd (close-on-exec). Throws Error(egress_unavailable) naming the step that failed.
 int open_door(long container_pid, int port);
 
+// gVisor (runsc --network=host) leaves a fresh namespace's lo down, where runc brings it up: the
+// agent's 127.0.0.1 would then be routed to the tripwire's device and dropped there (a martian),
+// a listener it starts unreachable. The same kind of child brings it up. Throws
+// Error(isolation_unavailable) naming the step.
+void bring_loopback_up(long container_pid);
+
 }  // namespace asbx

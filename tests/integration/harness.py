@@ -43,6 +43,8 @@ LOCAL_ROOTLESS_SEAT = "" if _tun_usable_by_all() else 'tripwire = "off"\n'
 # ASBX_TEST_RUNTIME=runsc: every rootful test seat requires gVisor (docs/ISOLATION.md), with the
 # build tree's runsc wrappers; the suites that prove the guarantees run again that way.
 TEST_RUNTIME = os.environ.get("ASBX_TEST_RUNTIME", "runc")
+# Rootful test seats run their sessions under gVisor (a test names what the sentry answers differently).
+GVISOR = TEST_RUNTIME == "runsc" and os.geteuid() == 0
 RUNSC_DIR = BUILD / "libexec" / "agent-sandbox"
 # podman 4.3's runtime is per service: gVisor sessions go to the service scripts/podman-service.sh
 # starts with scripts/containers-runsc.conf.
@@ -50,8 +52,8 @@ RUNSC_SOCKET = os.environ.get("ASBX_RUNSC_SOCKET", "/run/agent-sandbox/podman-ru
 
 
 def gvisor_seat_lines(text):
-    if TEST_RUNTIME != "runsc" or os.geteuid() != 0:
-        return ""
+    if TEST_RUNTIME != "runsc" or os.geteuid() != 0 or f'socket = "{SOCKET}"' not in text:
+        return ""  # a rootless seat keeps runc (gVisor refuses it: test_gvisor)
     lines = "" if "\nruntime = " in "\n" + text else 'runtime = "runsc"\n'
     lines += "" if "\nrunsc_socket = " in "\n" + text else f'runsc_socket = "{RUNSC_SOCKET}"\n'
     return lines + ("" if "\nrunsc_dir = " in "\n" + text else f'runsc_dir = "{RUNSC_DIR}"\n')

@@ -108,6 +108,46 @@ class Attribution(GvisorSeat):
         self.assertNothingCreated("gv-timeout")
 
 
+class SentryCompat(GvisorSeat):
+    """Debian's sentry answers statx with AT_NO_AUTOMOUNT and a blocking read of a host socket
+    wrongly; the preloaded shim (packaging/runsc/gvisor-compat.cc) makes the image's own tools work.
+    Each CONTROL makes the same call as a raw system call in the same session: the sentry's answer."""
+
+    # The socket CONTROL reads before sending anything (the door waits for a request head): the raw
+    # read answers EAGAIN at once where a kernel would wait.
+    RAW = ("import ctypes, socket, sys, time; libc = ctypes.CDLL(None, use_errno=True)\n"
+           "b = ctypes.create_string_buffer(256)\n"
+           "r = libc.syscall(332, -100, b'/usr', 0x800, 0x7ff, b); print('raw-statx', r, ctypes.get_errno())\n"
+           "if sys.argv[1:]:\n"
+           "    s = socket.create_connection(('127.0.0.1', 3128)); t = time.time()\n"
+           "    r = libc.syscall(0, s.fileno(), b, 100); e = ctypes.get_errno()\n"
+           "    print('raw-read', r, e, 'at once' if time.time() - t < 1 else 'waited')\n")
+
+    def test_ls_l_stat_git_and_node_work(self):
+        script = ('ls -ld /usr | cut -c1-10; stat -c "%a %U" /usr "$HOME"; ls -l "$HOME" | head -1; '
+                  'cd /tmp && git init -q r && cd r && echo a > a && git add a && '
+                  'git -c user.email=a@b -c user.name=a commit -qm x && git status --porcelain | wc -l; '
+                  'node -e "const fs = require(\'fs\'); console.log(fs.statSync(\'/usr\').isDirectory())"; '
+                  'python3 -c "$RAW"')
+        proc, rec = self.seat.status("--id", "gv-stat", "--isolation", "gvisor", "--", "env", "RAW=" + self.RAW,
+                                     "bash", "-c", script)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), "drwxr-xr-x\n755 root\n700 agent\ntotal 0\n0\ntrue\n"
+                                               "raw-statx -1 22\n")  # CONTROL: the sentry's EINVAL
+        self.assertNothingCreated("gv-stat")
+
+    def test_a_blocking_read_of_a_socket_waits_for_the_answer(self):
+        script = ("exec 3<>/dev/tcp/127.0.0.1/3128; printf 'CONNECT evil.example:443 HTTP/1.1\\r\\n\\r\\n' >&3; "
+                  "head -1 <&3 | tr -d '\\r'; python3 -c \"$RAW\" socket")
+        proc, rec = self.seat.status("--id", "gv-read", "--isolation", "gvisor", "--egress", "api.mock.test", "--",
+                                     "env", "RAW=" + self.RAW, "bash", "-c", script)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.decode().splitlines()
+        self.assertEqual(lines[0], "HTTP/1.1 403 Forbidden")
+        self.assertEqual(lines[-1], "raw-read -1 11 at once")  # CONTROL: the sentry's EAGAIN, not a wait
+        self.assertNothingCreated("gv-read")
+
+
 # What the agent's syscalls meet under gVisor: the sentry's own answers. Each line: name, result.
 PROBE = r'''
 use POSIX ();

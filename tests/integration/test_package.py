@@ -73,7 +73,9 @@ class PackageTest(unittest.TestCase):
             "/usr/share/man/man1/agent-sandbox-unsafe.1.gz", "/usr/share/man/man5/seat.toml.5.gz",
             "/usr/share/bash-completion/completions/agent-sandbox", "/usr/share/bash-completion/completions/sandbox-run",
             "/usr/share/bash-completion/completions/agent-sandbox-unsafe",
-            "/usr/share/doc/agent-sandbox/copyright", "/usr/share/doc/agent-sandbox/changelog.Debian.gz"}
+            "/usr/share/doc/agent-sandbox/copyright", "/usr/share/doc/agent-sandbox/changelog.Debian.gz",
+            "/usr/libexec/agent-sandbox/runsc-ptrace", "/usr/libexec/agent-sandbox/runsc-kvm",
+            "/usr/libexec/agent-sandbox/gvisor-compat.so", "/usr/libexec/agent-sandbox/gvisor-ld.so.preload"}
         library = {f"{PY_LIB}/{name}" for name in ("__init__.py", "__main__.py", "_table.py", "buildbox.py",
                                                     "capture.py", "errors.py", "git.py", "py.typed")}
         self.assertEqual(want - files, set())

@@ -148,3 +148,28 @@ TEST_CASE("isolation: the wrappers carry the runsc row's flags") {
   }
   CHECK(guarantee_table().size() >= 10);
 }
+
+TEST_CASE("isolation: a gVisor session binds in the compat shim read-only, and refuses without it") {
+  LaunchPlan p = build_plan(request("gvisor"), seat("runsc_dir = \"/opt/asbx\"\n"), user(0), facts());
+  json mounts = create_body(p)["mounts"];
+  std::vector<std::string> ro{"rbind", "ro", "nosuid", "nodev"};
+  CHECK(mounts[mounts.size() - 2] == json({{"type", "bind"}, {"source", "/opt/asbx/gvisor-compat.so"},
+                                           {"destination", "/usr/lib/agent-sandbox/gvisor-compat.so"}, {"options", ro}}));
+  CHECK(mounts.back() == json({{"type", "bind"}, {"source", "/opt/asbx/gvisor-ld.so.preload"},
+                               {"destination", "/etc/ld.so.preload"}, {"options", ro}}));
+  // The list names the shim where the plan binds it.
+  std::ifstream list(ASBX_SOURCE_DIR "/packaging/runsc/gvisor-ld.so.preload");
+  std::string line;
+  std::getline(list, line);
+  CHECK(line == kGvisorShimInContainer);
+  // runc sessions have neither.
+  for (const auto& m : build_plan(request(), seat(""), user(0), facts()).mounts)
+    CHECK(m.destination != "/etc/ld.so.preload");
+  SessionFacts no_shim = facts();
+  no_shim.executable = [](const std::string& p) { return p.find("gvisor-compat") == std::string::npos; };
+  check_refused([&] { build_plan(request(), seat("runtime = \"runsc\"\n"), user(0), no_shim); },
+                ErrorKind::isolation_unavailable,
+                "gVisor (runsc): its compat shim '/usr/libexec/agent-sandbox/gvisor-compat.so' is missing (runsc_dir in "
+                "/etc/seat.toml): without it `ls -l`, `stat` and blocking reads of sockets fail inside; "
+                "nothing was created");
+}

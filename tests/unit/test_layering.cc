@@ -50,8 +50,9 @@ std::vector<std::string> climbing(const std::string& path, const std::string& te
 }
 
 // Top-level folders that hold C++ but are no room of the house: the tests and fuzz targets sit
-// beside it (they may include any floor).
-bool beside_the_house(const std::string& top) { return top == "tests" || top == "fuzz"; }
+// beside it (they may include any floor); packaging/ holds what runs inside a session (the gVisor
+// compat shim, libc only), never linked into the launcher.
+bool beside_the_house(const std::string& top) { return top == "tests" || top == "fuzz" || top == "packaging"; }
 
 bool holds_cxx(const fs::path& dir) {
   if (fs::exists(dir / "CMakeCache.txt")) return false;  // a build tree
