@@ -46,13 +46,8 @@ complete() {
 }
 
 tmp=
-cleanup() {
-  local rc=$?
-  [[ -n $tmp && -d $tmp ]] && rm -rf --one-file-system "$tmp"
-  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+cleanup() { asbx_rm_tmp_dir "$tmp"; }
+asbx_trap_exit cleanup
 
 if complete; then
   asbx_log "agent CLIs cached in $prefix"

@@ -40,3 +40,22 @@ asbx_user_containers_conf() {
   install -m 0644 -o "$user" -g "$user" "$CONTAINERS_CONF" "$home/.config/containers/asbx-containers.conf"
   echo "$home/.config/containers/asbx-containers.conf"
 }
+
+# Exit trap for scripts that make temporary things: asbx_trap_exit [HOOK]. On exit it runs HOOK
+# (a cleanup function of the script) and logs a failure's exit code. INT and TERM exit 130, so
+# the trap runs on them too.
+asbx_trap_exit() {
+  asbx_exit_hook=${1:-}
+  trap asbx_on_exit EXIT
+  trap 'exit 130' INT TERM
+}
+asbx_on_exit() {
+  local rc=$?
+  [[ -z $asbx_exit_hook ]] || "$asbx_exit_hook"
+  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
+}
+
+# asbx_rm_tmp_dir DIR: remove a temporary directory, if DIR is set and exists.
+asbx_rm_tmp_dir() {
+  [[ -z $1 || ! -d $1 ]] || rm -rf --one-file-system "$1"
+}

@@ -35,13 +35,8 @@ done
 root=$ASBX_CACHE/npm-tools
 prefix=$root/$KEY
 tmp=
-cleanup() {
-  local rc=$?
-  [[ -n $tmp && -d $tmp ]] && rm -rf --one-file-system "$tmp"
-  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+cleanup() { asbx_rm_tmp_dir "$tmp"; }
+asbx_trap_exit cleanup
 
 # sha256 over a directory's files (path + content), independent of mtimes and order on disk.
 tree_sha256() {
