@@ -24,9 +24,8 @@ bench_files() {
   done
 }
 
-# bench_usage: the script's header comment (line 2 up to `set -euo pipefail`) as its usage, on
-# stderr; exit 2.
+# bench_usage: the script's usage (asbx_help) on stderr; exit 2.
 bench_usage() {
-  sed -n '2,/^set/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  asbx_help >&2
   exit 2
 }

@@ -30,7 +30,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --dest) [[ $# -ge 2 ]] || asbx_die "--dest needs a directory"; dest=$2; shift 2 ;;
     --print-key) printf '%s\n' "$KEY"; exit 0 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) asbx_help; exit 0 ;;
     *) asbx_die "unknown argument: $1 (see --help)" ;;
   esac
 done

@@ -22,7 +22,7 @@ force=0
 for arg in "$@"; do
   case $arg in
     --force) force=1 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) asbx_help; exit 0 ;;
     *) asbx_die "unknown argument: $arg (see --help)" ;;
   esac
 done

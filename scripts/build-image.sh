@@ -28,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --rootless-user)
       [[ $# -ge 2 && -n $2 ]] || asbx_die "--rootless-user needs a user name"
       rootless_user=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) asbx_help; exit 0 ;;
     *) asbx_die "unknown argument: $1 (see --help)" ;;
   esac
 done

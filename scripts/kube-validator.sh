@@ -42,5 +42,5 @@ case ${1:-} in
     [[ $# -eq 2 ]] || asbx_die "usage: $0 check FILE.json"
     install
     exec node "$ASBX_ROOT/scripts/kube-validate.js" "$prefix" "$2" ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) asbx_help; exit 2 ;;
 esac
