@@ -26,7 +26,7 @@ while (($#)); do
     --stream-mib) stream_mib=${2:?}; shift 2 ;;
     --json) json_out=${2:?}; shift 2 ;;
     --before) before=${2:?}; shift 2 ;;
-    *) bench_usage ;;
+    *) asbx_usage ;;
   esac
 done
 

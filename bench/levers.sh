@@ -25,7 +25,7 @@ runs=10
 while (($#)); do
   case $1 in
     --runs) runs=${2:?}; shift 2 ;;
-    *) bench_usage ;;
+    *) asbx_usage ;;
   esac
 done
 

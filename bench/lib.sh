@@ -23,9 +23,3 @@ bench_files() {
     mkdir "$1/d$d" && (cd "$1/d$d" && seq -f "f%g" 0 999 | xargs touch)
   done
 }
-
-# bench_usage: the script's usage (asbx_help) on stderr; exit 2.
-bench_usage() {
-  asbx_help >&2
-  exit 2
-}

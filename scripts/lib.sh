@@ -23,6 +23,8 @@ asbx_die() { asbx_log "error: $*"; exit 1; }
 # The script's usage: its header comment (line 2 to the first line that is not a comment), the
 # comment marks taken off.
 asbx_help() { sed -n '2,/^[^#]/ s/^# \{0,1\}//p' "$0"; }
+# The usage on stderr, for a call the script cannot take: exit 2.
+asbx_usage() { asbx_help >&2; exit 2; }
 
 # Drop a temporary image tag; remove the image too unless it already carries the final name.
 asbx_drop_temp_tag() {
