@@ -52,6 +52,7 @@ asbx_user_containers_conf() {
 # on them too.
 asbx_tmp_tag=
 asbx_tmp_final=
+# shellcheck disable=SC2120  # HOOK is optional
 asbx_trap_exit() {
   asbx_exit_hook=${1:-}
   trap asbx_on_exit EXIT
@@ -60,6 +61,7 @@ asbx_trap_exit() {
 asbx_on_exit() {
   local rc=$?
   [[ -z $asbx_exit_hook ]] || "$asbx_exit_hook"
+  asbx_rm_tmp_dir "$asbx_npm_tmp"
   asbx_drop_temp_tag "$asbx_tmp_tag" "$asbx_tmp_final"
   [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
 }
@@ -67,6 +69,27 @@ asbx_on_exit() {
 # asbx_rm_tmp_dir DIR: remove a temporary directory, if DIR is set and exists.
 asbx_rm_tmp_dir() {
   [[ -z $1 || ! -d $1 ]] || rm -rf --one-file-system "$1"
+}
+
+# asbx_npm_install PREFIX MESSAGE NPM_ARG...: log MESSAGE and npm install NPM_ARGs (no scripts, no
+# audit; npm's output on stderr) into asbx_npm_tmp, a new directory beside PREFIX. The caller checks
+# it and writes what it needs, then asbx_npm_publish renames it PREFIX; until then the exit trap
+# (asbx_trap_exit) removes it, so a broken install is never reused.
+asbx_npm_tmp=
+asbx_npm_install() {
+  local parent
+  parent=$(dirname "$1")
+  command -v npm >/dev/null || asbx_die "npm not found (apt-get install -y npm)"
+  mkdir -p "$parent"
+  asbx_npm_tmp=$(mktemp -d "$parent/.install.XXXXXX")
+  asbx_log "$2"
+  npm install --prefix "$asbx_npm_tmp" --no-audit --no-fund --no-save --ignore-scripts "${@:3}" >&2 ||
+    asbx_die "npm install failed (is the npm registry reachable? npm config get registry: $(npm config get registry 2>/dev/null))"
+}
+asbx_npm_publish() {
+  rm -rf --one-file-system "$1"
+  mv "$asbx_npm_tmp" "$1"
+  asbx_npm_tmp=
 }
 
 # --- Image builds (build-base.sh, build-toolchains.sh, build-image.sh) ---
