@@ -18,14 +18,7 @@ VARIANT=minbase
 INCLUDE=bash,coreutils,git,ca-certificates,procps
 KEY_LABEL=org.agent-sandbox.base-key
 
-force=0
-for arg in "$@"; do
-  case $arg in
-    --force) force=1 ;;
-    -h|--help) asbx_help; exit 0 ;;
-    *) asbx_die "unknown argument: $arg (see --help)" ;;
-  esac
-done
+asbx_force_arg "$@"
 
 [[ $(id -u) -eq 0 ]] || asbx_die "must run as root (debootstrap and rootful podman storage)"
 command -v podman >/dev/null || asbx_die "podman not found"

@@ -16,14 +16,7 @@ set -euo pipefail
 HASH_LABEL=org.agent-sandbox.input-hash
 FILE=$ASBX_ROOT/Containerfile.toolchains
 
-force=0
-for arg in "$@"; do
-  case $arg in
-    --force) force=1 ;;
-    -h|--help) asbx_help; exit 0 ;;
-    *) asbx_die "unknown argument: $arg (see --help)" ;;
-  esac
-done
+asbx_force_arg "$@"
 
 [[ $(id -u) -eq 0 ]] || asbx_die "must run as root (rootful podman storage)"
 [[ -f $FILE ]] || asbx_die "missing $FILE"

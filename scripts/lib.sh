@@ -93,6 +93,21 @@ asbx_npm_publish() {
 }
 
 # --- Image builds (build-base.sh, build-toolchains.sh, build-image.sh) ---
+# asbx_force_arg ARG...: the arguments of a build that takes only --force and --help; sets force
+# to 1 or 0.
+# shellcheck disable=SC2034  # force is for the caller
+asbx_force_arg() {
+  local arg
+  force=0
+  for arg in "$@"; do
+    case $arg in
+      --force) force=1 ;;
+      -h|--help) asbx_help; exit 0 ;;
+      *) asbx_die "unknown argument: $arg (see --help)" ;;
+    esac
+  done
+}
+
 # The id of IMAGE, or of its LABEL; empty when the image or the label is missing.
 asbx_image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
 asbx_image_label() { podman image inspect --format "{{index .Labels \"$2\"}}" "$1" 2>/dev/null || true; }
