@@ -13,7 +13,7 @@
 # Same containment on both sides: caps dropped, no-new-privileges, read-only root, init, network
 # none, uid 1000, the same memory/swap/pids/cpu limits and nofile/nproc rlimits, the same tmpfs.
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 runs=10 remote=1 stream_mib=1024 json_out= before=
 state=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
@@ -26,14 +26,12 @@ while (($#)); do
     --stream-mib) stream_mib=${2:?}; shift 2 ;;
     --json) json_out=${2:?}; shift 2 ;;
     --before) before=${2:?}; shift 2 ;;
-    *) sed -n '2,/^set/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+    *) asbx_usage ;;
   esac
 done
 
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/agent-sandbox"
-printf 'socket = "%s"\nimage = "%s"\nledger = "%s/ledger.jsonl"\nruntime_dir = "%s/run"\n' \
-  "$ASBX_SOCKET" "$ASBX_IMAGE" "$work" "$work" >"$work/agent-sandbox/seat.toml"
+bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run"
 export XDG_CONFIG_HOME=$work
 log() { printf '[compare] %s\n' "$*" >&2; }
 

@@ -5,16 +5,14 @@
 # person would run to find setuid files), hyperfine, warm cache.
 #   bench/git_scan.sh [FILES] [RUNS]
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 files=${1:-1000000} runs=${2:-3}
 t=$(mktemp -d /tmp/asbx-bench-scan-XXXXXX); trap 'rm -rf "$t"' EXIT
-mkdir -p "$t/config/agent-sandbox" "$t/ws/repo"
-printf 'socket = "%s"\nimage = "%s"\nworkspace_root = "%s/ws"\nruntime_dir = "%s/run"\nledger = "%s/ledger.jsonl"\n' \
-  "$ASBX_SOCKET" "$ASBX_IMAGE" "$t" "$t" "$t" >"$t/config/agent-sandbox/seat.toml"
+mkdir -p "$t/ws/repo"
+bench_seat_toml "$t/config" workspace_root="$t/ws" runtime_dir="$t/run" ledger="$t/ledger.jsonl"
 ws=$t/ws/repo
 git -C "$ws" init -q -b main && git -C "$ws" -c user.name=b -c user.email=b@b commit -q --allow-empty -m base
-dirs=$(( (files + 999) / 1000 ))
-for ((d = 0; d < dirs; d++)); do mkdir "$ws/d$d" && (cd "$ws/d$d" && seq -f "f%g" 0 999 | xargs touch); done
+bench_files "$ws" "$files"
 [ "$(id -u)" = 0 ] && chown -R 1000:1000 "$ws"
 export XDG_CONFIG_HOME=$t/config
 for ((i = 0; i < runs; i++)); do

@@ -5,17 +5,16 @@
 #   bench/gvisor.sh [RUNS] [FILES]     (FILES: the checkout git status walks, default 20000)
 # ASBX_BENCH_ROWS="start codex_turn" runs only those rows.
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 runs=${1:-5} files=${2:-20000}
 t=$(mktemp -d /tmp/asbx-bench-gvisor-XXXXXX); trap 'rm -rf "$t"' EXIT
-mkdir -p "$t/config/agent-sandbox" "$t/ws/repo"
-printf 'socket = "%s"\nimage = "%s"\nworkspace_root = "%s/ws"\nruntime_dir = "%s/run"\nledger = "%s/ledger.jsonl"\nrunsc_dir = "%s"\nrunsc_socket = "%s"\n' \
-  "$ASBX_SOCKET" "$ASBX_IMAGE" "$t" "$t" "$t" "$ASBX_BUILD/libexec/agent-sandbox" \
-  "${ASBX_RUNSC_SOCKET:-$ASBX_RUN/podman-runsc.sock}" >"$t/config/agent-sandbox/seat.toml"
+mkdir -p "$t/ws/repo"
+bench_seat_toml "$t/config" workspace_root="$t/ws" runtime_dir="$t/run" ledger="$t/ledger.jsonl" \
+  runsc_dir="$ASBX_BUILD/libexec/agent-sandbox" runsc_socket="${ASBX_RUNSC_SOCKET:-$ASBX_RUN/podman-runsc.sock}"
 export XDG_CONFIG_HOME=$t/config
 ws=$t/ws/repo
 git -C "$ws" init -q -b main
-for ((d = 0; d < (files + 999) / 1000; d++)); do mkdir "$ws/d$d" && (cd "$ws/d$d" && seq -f "f%g" 0 999 | xargs touch); done
+bench_files "$ws" "$files"
 git -C "$ws" add -A && git -C "$ws" -c user.name=b -c user.email=b@b commit -q -m base
 chown -R 1000:1000 "$ws"
 platform=$(sed -n 's/.*--platform=\([a-z]*\).*/\1/p' "$ASBX_BUILD/libexec/agent-sandbox/runsc-ptrace")

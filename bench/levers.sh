@@ -8,7 +8,7 @@
 #
 # Needs ./scripts/demo.sh (the local seat) and a build (the body is `agent-sandbox --dry-run`'s).
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 if [[ ${1:-} == --one ]]; then  # --one BODY_FILE: one container's lifecycle (what hyperfine runs)
   api() { curl -sf --unix-socket "$ASBX_SOCKET" -X "$1" "http://d/v4.3.1/libpod$2" "${@:3}"; }
@@ -25,14 +25,12 @@ runs=10
 while (($#)); do
   case $1 in
     --runs) runs=${2:?}; shift 2 ;;
-    *) sed -n '2,/^set/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+    *) asbx_usage ;;
   esac
 done
 
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/agent-sandbox"
-printf 'socket = "%s"\nimage = "%s"\nledger = "%s/ledger.jsonl"\nruntime_dir = "%s/run"\ntripwire = "off"\n' \
-  "$ASBX_SOCKET" "$ASBX_IMAGE" "$work" "$work" >"$work/agent-sandbox/seat.toml"
+bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run" tripwire=off
 # The dry run names the session's profile file without writing it: this one is written here.
 XDG_CONFIG_HOME=$work "$ASBX_BUILD/agent-sandbox" seccomp-profile >"$work/seccomp.json" 2>/dev/null
 XDG_CONFIG_HOME=$work "$ASBX_BUILD/agent-sandbox" --dry-run --memory 2g --pids 256 --cpus 2 -- true |

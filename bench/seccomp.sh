@@ -7,14 +7,13 @@
 # 2. A syscall-heavy loop inside: LOOP allowed calls (getppid), the filter's cost per call.
 # 3. fork+exec: 300 `/bin/true` from a shell (clone, execve, wait: the calls the table checks args of).
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 runs=${1:-10}
 loop=${2:-5000000}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
-mkdir -p "$tmp/cfg/agent-sandbox" "$tmp/run"
-printf 'socket = "%s"\nimage = "%s"\nledger = "%s/ledger.jsonl"\nruntime_dir = "%s/run"\n' \
-  "$ASBX_SOCKET" "$ASBX_IMAGE" "$tmp" "$tmp" >"$tmp/cfg/agent-sandbox/seat.toml"
+mkdir -p "$tmp/run"
+bench_seat_toml "$tmp/cfg" ledger="$tmp/ledger.jsonl" runtime_dir="$tmp/run"
 # The sessions' profile as this seat renders it, and the probe, built static.
 profile=$tmp/profile.json
 "$ASBX_BUILD/agent-sandbox" seccomp-profile >"$profile" 2>/dev/null

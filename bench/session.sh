@@ -4,12 +4,10 @@
 # 1. `agent-sandbox -- true` next to `podman run --rm --network none IMAGE true` against the same service.
 # 2. The launcher's peak RSS while 256 MiB stream through stdout (streaming, never buffered).
 set -euo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 runs=${1:-10}
 cfg=$(mktemp -d); trap 'rm -rf "$cfg"' EXIT
-mkdir -p "$cfg/agent-sandbox"
-printf 'socket = "%s"\nimage = "%s"\nledger = "%s/ledger.jsonl"\n' "$ASBX_SOCKET" "$ASBX_IMAGE" "$cfg" \
-  >"$cfg/agent-sandbox/seat.toml"
+bench_seat_toml "$cfg" ledger="$cfg/ledger.jsonl"
 export XDG_CONFIG_HOME=$cfg
 hyperfine --warmup 2 --runs "$runs" --export-json "$cfg/h.json" \
   -n agent-sandbox "$ASBX_BUILD/agent-sandbox -- true" \

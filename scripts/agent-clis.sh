@@ -30,7 +30,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --dest) [[ $# -ge 2 ]] || asbx_die "--dest needs a directory"; dest=$2; shift 2 ;;
     --print-key) printf '%s\n' "$KEY"; exit 0 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) asbx_help; exit 0 ;;
     *) asbx_die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -45,29 +45,17 @@ complete() {
     grep -q '^claude.sha256=' "$prefix/.complete"
 }
 
-tmp=
-cleanup() {
-  local rc=$?
-  [[ -n $tmp && -d $tmp ]] && rm -rf --one-file-system "$tmp"
-  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+asbx_trap_exit
 
 if complete; then
   asbx_log "agent CLIs cached in $prefix"
 else
-  command -v npm >/dev/null || asbx_die "npm not found (apt-get install -y npm)"
-  mkdir -p "$root"
-  tmp=$(mktemp -d "$root/.install.XXXXXX")
-  asbx_log "npm install @openai/codex@$CODEX_VERSION @anthropic-ai/claude-code@$CLAUDE_VERSION into $prefix (≈ 1 min, ≈ 0.5 GB)"
-  # --ignore-scripts: we take the platform packages' binaries directly, no postinstall needed.
-  # npm's own output goes to stderr so callers can keep stdout.
-  if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
-        --os=linux --cpu=x64 --libc=glibc \
-        "@openai/codex@$CODEX_VERSION" "@anthropic-ai/claude-code@$CLAUDE_VERSION" >&2; then
-    asbx_die "npm install failed (is the npm registry reachable? npm config get registry: $(npm config get registry 2>/dev/null))"
-  fi
+  # --ignore-scripts (asbx_npm_install's): we take the platform packages' binaries directly, no
+  # postinstall needed. npm's own output goes to stderr so callers can keep stdout.
+  asbx_npm_install "$prefix" \
+    "npm install @openai/codex@$CODEX_VERSION @anthropic-ai/claude-code@$CLAUDE_VERSION into $prefix (≈ 1 min, ≈ 0.5 GB)" \
+    --os=linux --cpu=x64 --libc=glibc "@openai/codex@$CODEX_VERSION" "@anthropic-ai/claude-code@$CLAUDE_VERSION"
+  tmp=$asbx_npm_tmp
   for b in "$CODEX_BIN" "$CLAUDE_BIN"; do
     [[ -f $tmp/$b ]] || asbx_die "npm install did not produce $b (package layout changed?)"
     chmod 0755 "$tmp/$b"
@@ -79,9 +67,7 @@ else
     printf 'codex.sha256=%s\n' "$(sha256sum < "$tmp/$CODEX_BIN" | cut -d' ' -f1)"
     printf 'claude.sha256=%s\n' "$(sha256sum < "$tmp/$CLAUDE_BIN" | cut -d' ' -f1)"
   } > "$tmp/.complete"
-  rm -rf --one-file-system "$prefix"
-  mv "$tmp" "$prefix"
-  tmp=
+  asbx_npm_publish "$prefix"
   asbx_log "installed into $prefix"
 fi
 

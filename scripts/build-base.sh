@@ -18,14 +18,7 @@ VARIANT=minbase
 INCLUDE=bash,coreutils,git,ca-certificates,procps
 KEY_LABEL=org.agent-sandbox.base-key
 
-force=0
-for arg in "$@"; do
-  case $arg in
-    --force) force=1 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) asbx_die "unknown argument: $arg (see --help)" ;;
-  esac
-done
+asbx_force_arg "$@"
 
 [[ $(id -u) -eq 0 ]] || asbx_die "must run as root (debootstrap and rootful podman storage)"
 command -v podman >/dev/null || asbx_die "podman not found"
@@ -33,13 +26,8 @@ command -v podman >/dev/null || asbx_die "podman not found"
 key=$(printf 'suite=%s\nvariant=%s\ninclude=%s\n' "$SUITE" "$VARIANT" "$INCLUDE" | sha256sum | cut -c1-16)
 
 # Fast path: image present with the same key.
-if [[ $force -eq 0 ]] && podman image exists "$ASBX_BASE_IMAGE"; then
-  have=$(podman image inspect --format "{{index .Labels \"$KEY_LABEL\"}}" "$ASBX_BASE_IMAGE" 2>/dev/null || true)
-  if [[ $have == "$key" ]]; then
-    asbx_log "$ASBX_BASE_IMAGE is up to date (key $key)"
-    exit 0
-  fi
-  asbx_log "$ASBX_BASE_IMAGE has key '${have:-none}', want $key: rebuilding"
+if [[ $force -eq 0 ]] && asbx_image_current "$ASBX_BASE_IMAGE" "$KEY_LABEL" "$key" key; then
+  exit 0
 fi
 
 # Mirror: first URIs line of the system's deb822 sources (the main archive, not security).
@@ -60,22 +48,16 @@ tarball=$cache_dir/$SUITE-$key.tar
 mkdir -p "$cache_dir"
 
 work=
-tmp_tag=
 cleanup() {
-  local rc=$?
-  if [[ -n $work && -d $work ]]; then
-    # debootstrap mounts proc/sys inside the target; unmount anything below it before removing.
-    local m
-    while read -r m; do
-      umount -l "$m" 2>/dev/null || true
-    done < <(awk -v p="$work/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r)
-    rm -rf --one-file-system "$work"
-  fi
-  asbx_drop_temp_tag "$tmp_tag" "$ASBX_BASE_IMAGE"
-  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
+  [[ -n $work && -d $work ]] || return 0
+  # debootstrap mounts proc/sys inside the target; unmount anything below it before removing.
+  local m
+  while read -r m; do
+    umount -l "$m" 2>/dev/null || true
+  done < <(awk -v p="$work/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r)
+  rm -rf --one-file-system "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+asbx_trap_exit cleanup
 
 if [[ ! -s $tarball ]]; then
   command -v debootstrap >/dev/null || asbx_die "debootstrap not found (apt-get install -y debootstrap)"
@@ -103,25 +85,14 @@ else
 fi
 
 asbx_log "importing $tarball as $ASBX_BASE_IMAGE"
-old_id=$(podman image inspect --format '{{.Id}}' "$ASBX_BASE_IMAGE" 2>/dev/null || true)
-tmp_tag=${ASBX_BASE_IMAGE%:*}-building:$$
+asbx_temp_tag "$ASBX_BASE_IMAGE"
 podman import --quiet \
   --change "LABEL $KEY_LABEL=$key" \
   --change "LABEL org.opencontainers.image.title=agent-sandbox-base" \
   --change "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
   --change "CMD [\"/bin/bash\"]" \
   --message "debootstrap $VARIANT $SUITE include=$INCLUDE" \
-  "$tarball" "$tmp_tag" >/dev/null || asbx_die "podman import failed"
-new_id=$(podman image inspect --format '{{.Id}}' "$tmp_tag") || asbx_die "imported image not found"
-podman tag "$tmp_tag" "$ASBX_BASE_IMAGE" || asbx_die "podman tag failed"
-# 'podman untag IMAGE' alone would drop every name: name the one to remove.
-podman untag "$new_id" "$tmp_tag" || asbx_die "podman untag $tmp_tag failed"
-tmp_tag=
-got=$(podman image inspect --format "{{.Id}} {{index .Labels \"$KEY_LABEL\"}}" "$ASBX_BASE_IMAGE") ||
-  asbx_die "$ASBX_BASE_IMAGE missing after tagging"
-[[ $got == "$new_id $key" ]] || asbx_die "$ASBX_BASE_IMAGE is '$got', expected '$new_id $key'"
-# The previous base, now nameless, would only hold disk space (ignore failure: still in use).
-if [[ -n $old_id && $old_id != "$new_id" ]]; then
-  podman rmi "$old_id" >/dev/null 2>&1 || true
-fi
+  "$tarball" "$asbx_tmp_tag" >/dev/null || asbx_die "podman import failed"
+new_id=$(podman image inspect --format '{{.Id}}' "$asbx_tmp_tag") || asbx_die "imported image not found"
+asbx_publish_image "$ASBX_BASE_IMAGE" "$new_id" "$KEY_LABEL" "$key"
 asbx_log "built $ASBX_BASE_IMAGE (${new_id:0:12}, key $key)"

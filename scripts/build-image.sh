@@ -28,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --rootless-user)
       [[ $# -ge 2 && -n $2 ]] || asbx_die "--rootless-user needs a user name"
       rootless_user=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) asbx_help; exit 0 ;;
     *) asbx_die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -42,15 +42,8 @@ if [[ -n $rootless_user ]]; then
 fi
 
 ctx=
-tmp_tag=
-cleanup() {
-  local rc=$?
-  [[ -n $ctx && -d $ctx ]] && rm -rf --one-file-system "$ctx"
-  asbx_drop_temp_tag "$tmp_tag" "$ASBX_IMAGE"
-  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+cleanup() { asbx_rm_tmp_dir "$ctx"; }
+asbx_trap_exit cleanup
 
 # 1. Base + toolchain images (their own caches; < 1 s when up to date). Output goes to stderr.
 "$ASBX_ROOT/scripts/build-toolchains.sh" >&2 || asbx_die "build-toolchains.sh failed"
@@ -73,35 +66,10 @@ input_hash=$(
     printf 'base %s\n' "$base_id"
   } | sha256sum | cut -d' ' -f1
 )
-image_label() {  # image_label IMAGE -> value of HASH_LABEL (empty if none/missing)
-  podman image inspect --format "{{index .Labels \"$HASH_LABEL\"}}" "$1" 2>/dev/null || true
-}
-have=$(image_label "$ASBX_IMAGE")
-if [[ $force -eq 0 && $have == "$input_hash" ]]; then
-  asbx_log "$ASBX_IMAGE is up to date (input hash ${input_hash:0:16})"
-else
-  [[ -n $have ]] && asbx_log "$ASBX_IMAGE has input hash ${have:0:16}, want ${input_hash:0:16}: rebuilding"
-  old_id=$(podman image inspect --format '{{.Id}}' "$ASBX_IMAGE" 2>/dev/null || true)
-  tmp_tag=${ASBX_IMAGE%:*}-building:$$
+if [[ $force -eq 1 ]] || ! asbx_image_current "$ASBX_IMAGE" "$HASH_LABEL" "$input_hash" "input hash"; then
   asbx_log "podman build $ASBX_IMAGE (base $ASBX_TOOLCHAINS_IMAGE ${base_id:0:12})"
-  start=$SECONDS
-  # Build output (step log) goes to stderr; --iidfile gives the id without parsing it.
-  podman build --pull=never --network=none --layers \
-    --build-arg "BASE=$ASBX_TOOLCHAINS_IMAGE" \
-    --label "$HASH_LABEL=$input_hash" \
-    --iidfile "$ctx/.iid" \
-    -t "$tmp_tag" -f "$ctx/Containerfile" "$ctx" >&2 || asbx_die "podman build failed"
-  new_id=$(<"$ctx/.iid"); new_id=${new_id#sha256:}
-  podman tag "$new_id" "$ASBX_IMAGE" || asbx_die "podman tag failed"
-  podman untag "$new_id" "$tmp_tag" || asbx_die "podman untag $tmp_tag failed"
-  tmp_tag=
-  [[ $(image_label "$ASBX_IMAGE") == "$input_hash" ]] ||
-    asbx_die "$ASBX_IMAGE does not carry the new input hash after tagging"
-  # The previous image, now nameless, only holds disk space (ignore failure: still in use).
-  if [[ -n $old_id && $old_id != "$new_id" ]]; then
-    podman rmi "$old_id" >/dev/null 2>&1 || true
-  fi
-  asbx_log "built $ASBX_IMAGE (${new_id:0:12}) in $((SECONDS - start)) s"
+  asbx_build_image "$ASBX_IMAGE" "$HASH_LABEL" "$input_hash" "$ctx" "podman build failed" \
+    --network=none --build-arg "BASE=$ASBX_TOOLCHAINS_IMAGE"
 fi
 rm -rf --one-file-system "$ctx"; ctx=
 

@@ -16,14 +16,7 @@ set -euo pipefail
 HASH_LABEL=org.agent-sandbox.input-hash
 FILE=$ASBX_ROOT/Containerfile.toolchains
 
-force=0
-for arg in "$@"; do
-  case $arg in
-    --force) force=1 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) asbx_die "unknown argument: $arg (see --help)" ;;
-  esac
-done
+asbx_force_arg "$@"
 
 [[ $(id -u) -eq 0 ]] || asbx_die "must run as root (rootful podman storage)"
 [[ -f $FILE ]] || asbx_die "missing $FILE"
@@ -39,14 +32,9 @@ security=$(sources_uris | grep security | head -n1)
 mirror=${mirror:-http://deb.debian.org/debian}
 security=${security:-http://deb.debian.org/debian-security}
 
-tmp_tag=
-cleanup() {
-  local rc=$?
-  asbx_drop_temp_tag "$tmp_tag" "$ASBX_TOOLCHAINS_IMAGE"
-  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+ctx=
+cleanup() { asbx_rm_tmp_dir "$ctx"; }
+asbx_trap_exit cleanup
 
 "$ASBX_ROOT/scripts/build-base.sh" >&2 || asbx_die "build-base.sh failed"
 base_id=$(podman image inspect --format '{{.Id}}' "$ASBX_BASE_IMAGE") ||
@@ -54,29 +42,13 @@ base_id=$(podman image inspect --format '{{.Id}}' "$ASBX_BASE_IMAGE") ||
 
 input_hash=$(printf 'containerfile %s\nbase %s\nmirror %s %s\n' "$(sha256sum < "$FILE" | cut -d' ' -f1)" \
   "$base_id" "$mirror" "$security" | sha256sum | cut -d' ' -f1)
-have=$(podman image inspect --format "{{index .Labels \"$HASH_LABEL\"}}" "$ASBX_TOOLCHAINS_IMAGE" 2>/dev/null || true)
-if [[ $force -eq 0 && $have == "$input_hash" ]]; then
-  asbx_log "$ASBX_TOOLCHAINS_IMAGE is up to date (input hash ${input_hash:0:16})"
+if [[ $force -eq 0 ]] && asbx_image_current "$ASBX_TOOLCHAINS_IMAGE" "$HASH_LABEL" "$input_hash" "input hash"; then
   exit 0
 fi
 
 ctx=$(mktemp -d)
-trap 'rm -rf "$ctx"; cleanup' EXIT
 cp "$FILE" "$ctx/Containerfile"
-old_id=$(podman image inspect --format '{{.Id}}' "$ASBX_TOOLCHAINS_IMAGE" 2>/dev/null || true)
-tmp_tag=${ASBX_TOOLCHAINS_IMAGE%:*}-building:$$
 asbx_log "podman build $ASBX_TOOLCHAINS_IMAGE (apt from $mirror and $security; ≈ 3 min cold)"
-start=$SECONDS
-podman build --pull=never --network=host --layers \
-  --build-arg "BASE=$ASBX_BASE_IMAGE" --build-arg "MIRROR=$mirror" --build-arg "SECURITY_MIRROR=$security" \
-  --label "$HASH_LABEL=$input_hash" --iidfile "$ctx/.iid" \
-  -t "$tmp_tag" -f "$ctx/Containerfile" "$ctx" >&2 ||
-  asbx_die "podman build of Containerfile.toolchains failed (a pin the mirror no longer has? see docs/IMAGE.md)"
-new_id=$(<"$ctx/.iid"); new_id=${new_id#sha256:}
-podman tag "$new_id" "$ASBX_TOOLCHAINS_IMAGE" || asbx_die "podman tag failed"
-podman untag "$new_id" "$tmp_tag" || asbx_die "podman untag $tmp_tag failed"
-tmp_tag=
-if [[ -n $old_id && $old_id != "$new_id" ]]; then
-  podman rmi "$old_id" >/dev/null 2>&1 || true
-fi
-asbx_log "built $ASBX_TOOLCHAINS_IMAGE (${new_id:0:12}) in $((SECONDS - start)) s"
+asbx_build_image "$ASBX_TOOLCHAINS_IMAGE" "$HASH_LABEL" "$input_hash" "$ctx" \
+  "podman build of Containerfile.toolchains failed (a pin the mirror no longer has? see docs/IMAGE.md)" \
+  --network=host --build-arg "BASE=$ASBX_BASE_IMAGE" --build-arg "MIRROR=$mirror" --build-arg "SECURITY_MIRROR=$security"

@@ -21,19 +21,11 @@ prefix=$ASBX_CACHE/kube-validator/$KEY
 
 install() {
   [[ -f $prefix/.complete ]] && return 0
-  command -v npm >/dev/null || asbx_die "npm not found (apt-get install -y npm)"
-  mkdir -p "$ASBX_CACHE/kube-validator"
-  local tmp
-  tmp=$(mktemp -d "$ASBX_CACHE/kube-validator/.install.XXXXXX")
-  asbx_log "npm install kubernetes-models@$MODELS_VERSION typescript@$TS_VERSION into $prefix"
-  if ! npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
-        "kubernetes-models@$MODELS_VERSION" "typescript@$TS_VERSION" >&2; then
-    rm -rf --one-file-system "$tmp"
-    asbx_die "npm install failed (is the npm registry reachable?)"
-  fi
-  touch "$tmp/.complete"
-  rm -rf --one-file-system "$prefix"
-  mv "$tmp" "$prefix"
+  asbx_trap_exit
+  asbx_npm_install "$prefix" "npm install kubernetes-models@$MODELS_VERSION typescript@$TS_VERSION into $prefix" \
+    "kubernetes-models@$MODELS_VERSION" "typescript@$TS_VERSION"
+  touch "$asbx_npm_tmp/.complete"
+  asbx_npm_publish "$prefix"
 }
 
 case ${1:-} in
@@ -42,5 +34,5 @@ case ${1:-} in
     [[ $# -eq 2 ]] || asbx_die "usage: $0 check FILE.json"
     install
     exec node "$ASBX_ROOT/scripts/kube-validate.js" "$prefix" "$2" ;;
-  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) asbx_help; exit 2 ;;
 esac

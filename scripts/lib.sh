@@ -20,6 +20,11 @@ ASBX_ROOTLESS_USER=asbx-rootless
 
 asbx_log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 asbx_die() { asbx_log "error: $*"; exit 1; }
+# The script's usage: its header comment (line 2 to the first line that is not a comment), the
+# comment marks taken off.
+asbx_help() { sed -n '2,/^[^#]/ s/^# \{0,1\}//p' "$0"; }
+# The usage on stderr, for a call the script cannot take: exit 2.
+asbx_usage() { asbx_help >&2; exit 2; }
 
 # Drop a temporary image tag; remove the image too unless it already carries the final name.
 asbx_drop_temp_tag() {
@@ -39,4 +44,120 @@ asbx_user_containers_conf() {
   install -d -o "$user" -g "$user" "$home/.config" "$home/.config/containers"
   install -m 0644 -o "$user" -g "$user" "$CONTAINERS_CONF" "$home/.config/containers/asbx-containers.conf"
   echo "$home/.config/containers/asbx-containers.conf"
+}
+
+# Exit trap for scripts that make temporary things: asbx_trap_exit [HOOK]. On exit it runs HOOK
+# (a cleanup function of the script), drops the temporary tag of an image build that did not
+# finish (asbx_temp_tag) and logs a failure's exit code. INT and TERM exit 130, so the trap runs
+# on them too.
+asbx_tmp_tag=
+asbx_tmp_final=
+# shellcheck disable=SC2120  # HOOK is optional
+asbx_trap_exit() {
+  asbx_exit_hook=${1:-}
+  trap asbx_on_exit EXIT
+  trap 'exit 130' INT TERM
+}
+asbx_on_exit() {
+  local rc=$?
+  [[ -z $asbx_exit_hook ]] || "$asbx_exit_hook"
+  asbx_rm_tmp_dir "$asbx_npm_tmp"
+  asbx_drop_temp_tag "$asbx_tmp_tag" "$asbx_tmp_final"
+  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
+}
+
+# asbx_rm_tmp_dir DIR: remove a temporary directory, if DIR is set and exists.
+asbx_rm_tmp_dir() {
+  [[ -z $1 || ! -d $1 ]] || rm -rf --one-file-system "$1"
+}
+
+# asbx_npm_install PREFIX MESSAGE NPM_ARG...: log MESSAGE and npm install NPM_ARGs (no scripts, no
+# audit; npm's output on stderr) into asbx_npm_tmp, a new directory beside PREFIX. The caller checks
+# it and writes what it needs, then asbx_npm_publish renames it PREFIX; until then the exit trap
+# (asbx_trap_exit) removes it, so a broken install is never reused.
+asbx_npm_tmp=
+asbx_npm_install() {
+  local parent
+  parent=$(dirname "$1")
+  command -v npm >/dev/null || asbx_die "npm not found (apt-get install -y npm)"
+  mkdir -p "$parent"
+  asbx_npm_tmp=$(mktemp -d "$parent/.install.XXXXXX")
+  asbx_log "$2"
+  npm install --prefix "$asbx_npm_tmp" --no-audit --no-fund --no-save --ignore-scripts "${@:3}" >&2 ||
+    asbx_die "npm install failed (is the npm registry reachable? npm config get registry: $(npm config get registry 2>/dev/null))"
+}
+asbx_npm_publish() {
+  rm -rf --one-file-system "$1"
+  mv "$asbx_npm_tmp" "$1"
+  asbx_npm_tmp=
+}
+
+# --- Image builds (build-base.sh, build-toolchains.sh, build-image.sh) ---
+# asbx_force_arg ARG...: the arguments of a build that takes only --force and --help; sets force
+# to 1 or 0.
+# shellcheck disable=SC2034  # force is for the caller
+asbx_force_arg() {
+  local arg
+  force=0
+  for arg in "$@"; do
+    case $arg in
+      --force) force=1 ;;
+      -h|--help) asbx_help; exit 0 ;;
+      *) asbx_die "unknown argument: $arg (see --help)" ;;
+    esac
+  done
+}
+
+# The id of IMAGE, or of its LABEL; empty when the image or the label is missing.
+asbx_image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
+asbx_image_label() { podman image inspect --format "{{index .Labels \"$2\"}}" "$1" 2>/dev/null || true; }
+
+# asbx_image_current IMAGE LABEL VALUE WHAT: true when IMAGE carries VALUE in LABEL (and says it
+# is up to date); else says what it carries instead, if anything. WHAT names VALUE in the log.
+asbx_image_current() {
+  local image=$1 label=$2 want=$3 what=$4 have
+  have=$(asbx_image_label "$image" "$label")
+  if [[ $have == "$want" ]]; then
+    asbx_log "$image is up to date ($what ${want:0:16})"
+    return 0
+  fi
+  [[ -z $have ]] || asbx_log "$image has $what ${have:0:16}, want ${want:0:16}: rebuilding"
+  return 1
+}
+
+# asbx_temp_tag IMAGE: set asbx_tmp_tag, the tag to make IMAGE under. Until asbx_publish_image
+# names the result IMAGE, the exit trap drops it, so an interrupted build leaves no half-made IMAGE.
+asbx_temp_tag() { asbx_tmp_final=$1; asbx_tmp_tag=${1%:*}-building:$$; }
+
+# asbx_publish_image IMAGE ID LABEL VALUE: name the image ID (made under asbx_tmp_tag) IMAGE, drop
+# the temporary tag, check that IMAGE is ID carrying VALUE in LABEL, and remove the image IMAGE
+# named before (nameless now, it would only hold disk space; a failure means it is still in use).
+asbx_publish_image() {
+  local image=$1 id=$2 label=$3 value=$4 old_id got
+  old_id=$(asbx_image_id "$image")
+  podman tag "$id" "$image" || asbx_die "podman tag failed"
+  # 'podman untag IMAGE' alone would drop every name: name the one to remove.
+  podman untag "$id" "$asbx_tmp_tag" || asbx_die "podman untag $asbx_tmp_tag failed"
+  asbx_tmp_tag=
+  got=$(podman image inspect --format "{{.Id}} {{index .Labels \"$label\"}}" "$image") ||
+    asbx_die "$image missing after tagging"
+  [[ $got == "$id $value" ]] || asbx_die "$image is '$got', expected '$id $value'"
+  if [[ -n $old_id && $old_id != "$id" ]]; then
+    podman rmi "$old_id" >/dev/null 2>&1 || true
+  fi
+}
+
+# asbx_build_image IMAGE LABEL VALUE CTX FAILURE [OPTION...]: podman build CTX/Containerfile
+# with LABEL=VALUE and the OPTIONs under a temporary tag (output to stderr; FAILURE is the error
+# when it fails), then publish it as IMAGE.
+asbx_build_image() {
+  local image=$1 label=$2 value=$3 ctx=$4 failure=$5 id start=$SECONDS
+  shift 5
+  asbx_temp_tag "$image"
+  # --iidfile gives the id without parsing the build's output.
+  podman build --pull=never --layers "$@" --label "$label=$value" --iidfile "$ctx/.iid" \
+    -t "$asbx_tmp_tag" -f "$ctx/Containerfile" "$ctx" >&2 || asbx_die "$failure"
+  id=$(<"$ctx/.iid"); id=${id#sha256:}
+  asbx_publish_image "$image" "$id" "$label" "$value"
+  asbx_log "built $image (${id:0:12}) in $((SECONDS - start)) s"
 }

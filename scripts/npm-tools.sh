@@ -27,21 +27,14 @@ dest=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --dest) [[ $# -ge 2 ]] || asbx_die "--dest needs a directory"; dest=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) asbx_help; exit 0 ;;
     *) asbx_die "unknown argument: $1 (see --help)" ;;
   esac
 done
 
 root=$ASBX_CACHE/npm-tools
 prefix=$root/$KEY
-tmp=
-cleanup() {
-  local rc=$?
-  [[ -n $tmp && -d $tmp ]] && rm -rf --one-file-system "$tmp"
-  [[ $rc -eq 0 ]] || asbx_log "failed (exit $rc)"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+asbx_trap_exit
 
 # sha256 over a directory's files (path + content), independent of mtimes and order on disk.
 tree_sha256() {
@@ -51,13 +44,9 @@ tree_sha256() {
 if [[ -f $prefix/.complete && -x $prefix/$BUN_BIN && -f $prefix/$PNPM_DIR/bin/pnpm.cjs ]]; then
   asbx_log "pnpm and bun cached in $prefix"
 else
-  command -v npm >/dev/null || asbx_die "npm not found (apt-get install -y npm)"
-  mkdir -p "$root"
-  tmp=$(mktemp -d "$root/.install.XXXXXX")
-  asbx_log "npm install pnpm@$PNPM_VERSION $BUN_PACKAGE@$BUN_VERSION into $prefix"
-  npm install --prefix "$tmp" --no-audit --no-fund --no-save --ignore-scripts \
-    "pnpm@$PNPM_VERSION" "$BUN_PACKAGE@$BUN_VERSION" >&2 ||
-    asbx_die "npm install failed (is the npm registry reachable? npm config get registry: $(npm config get registry 2>/dev/null))"
+  asbx_npm_install "$prefix" "npm install pnpm@$PNPM_VERSION $BUN_PACKAGE@$BUN_VERSION into $prefix" \
+    "pnpm@$PNPM_VERSION" "$BUN_PACKAGE@$BUN_VERSION"
+  tmp=$asbx_npm_tmp
   [[ -f $tmp/$BUN_BIN && -f $tmp/$PNPM_DIR/bin/pnpm.cjs ]] || asbx_die "npm install did not produce $BUN_BIN and $PNPM_DIR"
   chmod 0755 "$tmp/$BUN_BIN"
   lock=$tmp/package-lock.json
@@ -69,9 +58,7 @@ else
     printf 'pnpm.tree.sha256=%s\n' "$(tree_sha256 "$tmp/$PNPM_DIR")"
     printf 'bun.sha256=%s\n' "$(sha256sum < "$tmp/$BUN_BIN" | cut -d' ' -f1)"
   } > "$tmp/.complete"
-  rm -rf --one-file-system "$prefix"
-  mv "$tmp" "$prefix"
-  tmp=
+  asbx_npm_publish "$prefix"
 fi
 
 if [[ -n $dest ]]; then

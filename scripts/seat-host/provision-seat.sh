@@ -19,8 +19,6 @@ set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 . "$here/../lib.sh"
 
-usage() { sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
-
 user=seat admin=root seat_config= ssh_opts=(-o BatchMode=yes) args=()
 while (($#)); do
   case $1 in
@@ -29,12 +27,12 @@ while (($#)); do
     --seat-config) seat_config=${2:?}; shift 2 ;;
     --ssh-config) ssh_opts+=(-F "${2:?}"); shift 2 ;;
     -o) ssh_opts+=(-o "${2:?}"); shift 2 ;;
-    -h|--help) usage ;;
-    -*) asbx_log "unknown option $1"; usage ;;
+    -h|--help) asbx_usage ;;
+    -*) asbx_log "unknown option $1"; asbx_usage ;;
     *) args+=("$1"); shift ;;
   esac
 done
-((${#args[@]} == 3)) || usage
+((${#args[@]} == 3)) || asbx_usage
 host=${args[0]} deb=${args[1]} archive=${args[2]}
 [[ $user =~ ^[a-z_][a-z0-9_-]*$ ]] || asbx_die "--user: not a user name: $user"
 for f in "$deb" "$archive" ${seat_config:+"$seat_config"}; do [[ -f $f ]] || asbx_die "no such file: $f"; done

@@ -22,8 +22,6 @@ here=$(dirname "${BASH_SOURCE[0]}")
 . "$here/../lib.sh"
 . "$here/common.sh"
 
-usage() { sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
-
 count=
 prefix=asbx-seat
 deb=
@@ -48,12 +46,12 @@ while (($#)); do
     --pids-limit) pids_limit=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
     --bare) bare=1; shift ;;
-    -h|--help) usage ;;
-    -*) asbx_log "unknown option $1"; usage ;;
-    *) [[ -z $count ]] || usage; count=$1; shift ;;
+    -h|--help) asbx_usage ;;
+    -*) asbx_log "unknown option $1"; asbx_usage ;;
+    *) [[ -z $count ]] || asbx_usage; count=$1; shift ;;
   esac
 done
-[[ $count =~ ^[1-9][0-9]*$ ]] || usage
+[[ $count =~ ^[1-9][0-9]*$ ]] || asbx_usage
 [[ $prefix =~ ^[a-z0-9][a-z0-9.-]*$ ]] || asbx_die "--prefix: lower-case letters, digits, '.' and '-'"
 [[ $capacity =~ ^[0-9]+$ ]] || asbx_die "--capacity must be a number"
 for f in "$deb" "$image_archive" "$seat_config"; do

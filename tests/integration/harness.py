@@ -221,3 +221,26 @@ def veth_namespace(name, host_if, ns_if, gateway, address):
 def drop_veth_namespace(name, host_if):
     subprocess.run(["ip", "link", "delete", host_if], capture_output=True)
     subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+
+
+def serve_in_namespace(name, argv, what, **popen):
+    """`argv`, a server that prints `PORT=N` as its first line, run inside network namespace `name`.
+    Returns (process, N); stops the process and raises when the first line is not PORT=N."""
+    proc = subprocess.Popen(["ip", "netns", "exec", name, *argv], stdout=subprocess.PIPE, text=True, **popen)
+    first = proc.stdout.readline().strip()
+    if not first.startswith("PORT="):
+        stop_server(proc)
+        raise RuntimeError("%s did not start: %r" % (what, first))
+    return proc, int(first[5:])
+
+
+def stop_server(proc):
+    """SIGTERM, 10 s to go, then SIGKILL; closes its stdout pipe (`ip netns exec` execs the server,
+    so the pid is the server's)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    proc.stdout.close()

@@ -17,7 +17,7 @@ import tempfile
 import unittest
 
 from harness import (LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, drop_veth_namespace, free_veth_slot, podman, readable_copies, unavailable,
-                     veth_namespace)
+                     serve_in_namespace, stop_server, veth_namespace)
 import test_agents_e2e as e2e
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -42,25 +42,15 @@ class Upstream:
 
     def start(self):
         veth_namespace(self.name, self.host_if, self.ns_if, self.gateway, self.address)
-        self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--host", self.address, "--port", "0",
-             "--command", self.command, "--final", self.final, "--log", str(self.log), "--max-seconds", "300"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        first = self.proc.stdout.readline().strip()
-        if not first.startswith("PORT="):
-            raise RuntimeError("mock did not start: %r" % first)
-        self.port = int(first[5:])
+        self.proc, self.port = serve_in_namespace(
+            self.name, [sys.executable, str(SERVER), "--host", self.address, "--port", "0", "--command", self.command,
+                        "--final", self.final, "--log", str(self.log), "--max-seconds", "300"],
+            "mock", stderr=subprocess.DEVNULL)
         return self
 
     def stop(self):
         if self.proc:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc.stdout.close()
+            stop_server(self.proc)
         drop_veth_namespace(self.name, self.host_if)
         shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -17,7 +17,8 @@ import threading
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, ROOT, SeatTest, free_veth_slot, peak_rss_argv, peak_rss_bytes, unavailable
+from harness import (CODES, LAUNCHER, ROOT, SeatTest, drop_veth_namespace, free_veth_slot, peak_rss_argv, peak_rss_bytes,
+                     serve_in_namespace, stop_server, unavailable, veth_namespace)
 from test_agents_e2e import AgentSeat
 
 AGENT_UID = 1000  # a root caller's agent
@@ -276,33 +277,16 @@ class Recorder:
         self.log = self.dir / "received.jsonl"
         self.proc = None
 
-    def ip(self, *args):
-        subprocess.run(["ip", *args], check=True, capture_output=True)
-
     def start(self):
-        self.ip("netns", "add", self.name)
-        self.ip("-n", self.name, "link", "set", "lo", "up")
-        self.ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
-        self.ip("link", "set", self.ns_if, "netns", self.name)
-        self.ip("addr", "add", self.gateway + "/30", "dev", self.host_if)
-        self.ip("link", "set", self.host_if, "up")
-        self.ip("-n", self.name, "addr", "add", self.address + "/30", "dev", self.ns_if)
-        self.ip("-n", self.name, "link", "set", self.ns_if, "up")
-        self.proc = subprocess.Popen(["ip", "netns", "exec", self.name, sys.executable, str(RECORDER), "--host",
-                                      self.address, "--log", str(self.log)], stdout=subprocess.PIPE, text=True)
-        first = self.proc.stdout.readline().strip()
-        if not first.startswith("PORT="):
-            raise RuntimeError("recorder did not start: %r" % first)
-        self.port = int(first[5:])
+        veth_namespace(self.name, self.host_if, self.ns_if, self.gateway, self.address)
+        self.proc, self.port = serve_in_namespace(
+            self.name, [sys.executable, str(RECORDER), "--host", self.address, "--log", str(self.log)], "recorder")
         return self
 
     def stop(self):
         if self.proc:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc.stdout.close()
-        subprocess.run(["ip", "link", "delete", self.host_if], capture_output=True)
-        subprocess.run(["ip", "netns", "delete", self.name], capture_output=True)
+            stop_server(self.proc)
+        drop_veth_namespace(self.name, self.host_if)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def received(self):

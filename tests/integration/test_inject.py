@@ -18,7 +18,7 @@ import sys
 import time
 import unittest
 
-from harness import ROOT, drop_veth_namespace, free_veth_slot, unavailable, veth_namespace
+from harness import ROOT, drop_veth_namespace, free_veth_slot, serve_in_namespace, stop_server, unavailable, veth_namespace
 import test_agents_e2e as e2e
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -45,34 +45,25 @@ class TlsUpstream:
 
     def start(self):
         veth_namespace(self.name, self.host_if, self.ns_if, self.gateway, self.address)
-        self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--host", self.address, "--port", "443",
-             "--tls-cert", str(self.cert), "--tls-key", str(self.key), "--log-secrets", "--command", self.command,
-             "--final", self.final, "--log", str(self.log), "--max-seconds", "300"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.procs = [self.proc]
+        self.procs = []
+        self.proc, _ = serve_in_namespace(
+            self.name, [sys.executable, str(SERVER), "--host", self.address, "--port", "443", "--tls-cert",
+                        str(self.cert), "--tls-key", str(self.key), "--log-secrets", "--command", self.command,
+                        "--final", self.final, "--log", str(self.log), "--max-seconds", "300"],
+            "mock", stderr=subprocess.DEVNULL)
+        self.procs.append(self.proc)
         if self.also:
             cert, key = self.ca_leaf(self.also[0])
-            self.procs.append(subprocess.Popen(
-                ["ip", "netns", "exec", self.name, sys.executable, str(SERVER), "--host", self.address, "--port",
-                 str(self.also[1]), "--tls-cert", str(cert), "--tls-key", str(key), "--log-secrets",
-                 "--log", str(self.dir / "other.jsonl"), "--max-seconds", "300"],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
-        for proc in self.procs:
-            first = proc.stdout.readline().strip()
-            if not first.startswith("PORT="):
-                raise RuntimeError("mock did not start: %r" % first)
+            self.procs.append(serve_in_namespace(
+                self.name, [sys.executable, str(SERVER), "--host", self.address, "--port", str(self.also[1]),
+                            "--tls-cert", str(cert), "--tls-key", str(key), "--log-secrets",
+                            "--log", str(self.dir / "other.jsonl"), "--max-seconds", "300"],
+                "mock", stderr=subprocess.DEVNULL)[0])
         return self
 
     def stop(self):
         for proc in getattr(self, "procs", [self.proc] if self.proc else []):
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
+            stop_server(proc)
         self.procs = []
         drop_veth_namespace(self.name, self.host_if)
 
