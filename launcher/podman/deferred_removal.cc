@@ -39,8 +39,9 @@ bool write_marker(const std::string& path, long pid) {
   return false;
 }
 
-[[noreturn]] void remover(int go, const std::string& socket, const std::string& id, const std::string& marker) {
-  ::setsid();
+[[noreturn]] void remover(int go, int ready, const std::string& socket, const std::string& id, const std::string& marker) {
+  ::setsid();  // signals are blocked until here: a hangup of the caller's terminal never reaches it
+  ::close(ready);  // the launcher may exit now
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -98,18 +99,34 @@ bool hand_off_removal(const std::string& socket, const std::string& runtime_dir,
   if (runtime_dir.empty() || container_id.empty() || thread_count() != 1) return false;
   if (::mkdir(runtime_dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
   std::string marker = removal_marker_path(runtime_dir, container_id);
-  int p[2];
+  int p[2], r[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return false;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(p[1]);
-    remover(p[0], socket, container_id, marker);
-  }
-  ::close(p[0]);
-  if (pid < 0) {
+  if (::pipe2(r, O_CLOEXEC) != 0) {
+    ::close(p[0]);
     ::close(p[1]);
     return false;
   }
+  sigset_t all, old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[1]);
+    ::close(r[0]);
+    remover(p[0], r[1], socket, container_id, marker);
+  }
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  ::close(p[0]);
+  ::close(r[1]);
+  if (pid < 0) {
+    ::close(p[1]);
+    ::close(r[0]);
+    return false;
+  }
+  char c;
+  while (::read(r[0], &c, 1) < 0 && errno == EINTR) {
+  }  // EOF: the remover has its own session
+  ::close(r[0]);
   write_marker(marker, pid);  // unwritten (full disk): gc still removes the container, with an orphan line
   ::close(p[1]);               // go
   return true;
