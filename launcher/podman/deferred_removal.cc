@@ -60,10 +60,13 @@ bool write_marker(const std::string& path, long pid) {
   }  // the launcher has written the marker (or is gone)
   ::close(go);
   bool removed = false;
-  try {
-    PodmanApi api(socket);
-    removed = api.remove(id);
-  } catch (...) {
+  for (int attempt = 0; attempt < 4 && !removed; ++attempt) {  // a busy service: 0, 0.5, 1, 2 s
+    if (attempt) ::usleep(250'000u << attempt);
+    try {
+      PodmanApi api(socket);
+      removed = api.remove(id);
+    } catch (...) {
+    }
   }
   if (removed) ::unlink(marker.c_str());  // failed: the marker stays for gc, which removes it
   ::_exit(removed ? 0 : 1);

@@ -71,7 +71,7 @@ def podman(*args, socket=SOCKET, check=True):
                           check=check, env=env)
 
 
-def session_containers(session_id=None, socket=SOCKET, settle=15):
+def session_containers(session_id=None, socket=SOCKET, settle=30):
     """The session's containers. A session that ended cleanly answered before its container was
     removed (a detached remover does it: docs/DECISIONS.md, "the wait for podman's cleanup"): one
     that has stopped is waited for up to `settle` s before it counts as left behind."""
@@ -80,7 +80,7 @@ def session_containers(session_id=None, socket=SOCKET, settle=15):
     while True:
         out = podman("ps", "-a", "--filter", "label=" + label, "--format", "{{.Names}} {{.State}}", socket=socket).stdout
         rows = [line.split(" ", 1) + [""] for line in out.splitlines() if line]
-        if not any(r[1] in ("exited", "stopped", "stopping", "removing") for r in rows) or time.monotonic() > until:
+        if all(r[1] in ("running", "paused") for r in rows) or time.monotonic() > until:
             return [r[0] for r in rows]
         time.sleep(0.1)
 
