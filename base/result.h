@@ -37,7 +37,8 @@ struct SessionResult {
   bool limits_enforced = true;
   std::vector<std::string> warnings;
   std::string container_id;
-  bool container_removed = false;
+  bool container_removed = false;  // removed, or (removal "deferred") handed to the session's remover
+  std::string removal;             // "" (removed by the launcher, or not) | "deferred"
   bool credential_refreshed_in_container = false;
   std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/lifecycle/home.cc)
   // Inject mode (the wall's counters, launcher/wall/wall.h): requests whose placeholder was

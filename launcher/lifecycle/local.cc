@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "launcher/lifecycle/capture_log.h"
+#include "launcher/podman/deferred_removal.h"
 #include "launcher/podman/gc.h"
+#include "launcher/podman/podman_api.h"
 #include "launcher/podman/podman_socket.h"
 #include "launcher/lifecycle/diagnostics.h"
 #include "launcher/lifecycle/pump.h"
@@ -67,6 +69,18 @@ void claim_slot(const Request& req, const SeatConfig& seat, std::optional<SlotCl
   std::fflush(stderr);
 }
 
+// A launcher re-exec'd through systemd-run ends its unit when it exits, and systemd would kill a
+// detached remover with it: there the launcher removes the container itself, as before.
+bool defer_removal_allowed() { return !preflight_record().value("reexecd", false); }
+
+// The record and the ledger line are written: the container goes without the caller waiting
+// (launcher/podman/deferred_removal.h), or here when no remover could be started.
+void finish_removal(const LaunchPlan& plan, const SeatConfig& seat, const SessionResult& result, const std::string& program) {
+  if (result.removal != "deferred" || hand_off_removal(plan.socket, seat.runtime_dir, result.container_id)) return;
+  PodmanApi api(plan.socket);
+  if (!api.remove(result.container_id)) say(program + ": warning: could not remove container " + result.container_id + "; agent-sandbox gc will");
+}
+
 }  // namespace
 
 SeatConfig current_seat_config() {
@@ -109,7 +123,7 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
   gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat));
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
-  SessionResult result = run_session(plan, io);
+  SessionResult result = run_session(plan, io, defer_removal_allowed());
   result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
   if (io.out != 1 && io.out != io.in) ::close(io.out);  // LOG, closed before the record says the session ended
@@ -120,6 +134,7 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
   if (plan.persist) record["persist"] = true;
   if (!req.status_file.empty()) write_status_file(req.status_file, record);
   append_ledger(ledger_path(req, seat), record);
+  finish_removal(plan, seat, result, opts.program);
   return SessionEnd{result.exit_code, report_lines(opts, result)};
 }
 

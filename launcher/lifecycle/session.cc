@@ -14,6 +14,7 @@
 #include "launcher/podman/container_root.h"
 #include "launcher/podman/create_lock.h"
 #include "launcher/lifecycle/disk_watch.h"
+#include "launcher/lifecycle/exit_code.h"
 #include "launcher/lifecycle/exposure_scan.h"
 #include "launcher/lifecycle/outcome.h"
 #include "launcher/lifecycle/phase_clock.h"
@@ -41,7 +42,7 @@ const long kCreateLockWaitMs = 60 * 1000;
 
 class Session {
  public:
-  Session(const LaunchPlan& plan, const StdioFds& io) : plan_(plan), io_(io), api_(plan.socket) {}
+  Session(const LaunchPlan& plan, const StdioFds& io, bool defer) : plan_(plan), io_(io), api_(plan.socket), defer_(defer) {}
 
   SessionResult run() {
     std::int64_t t0 = steady_ms();
@@ -81,6 +82,7 @@ class Session {
     nlohmann::json state = timed("inspect", [&] { return api_.inspect(c.id); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
     init_.hold(pid);
+    exit_.arm(state, c.id);
     watch_cgroup(pid);
     timed("checks", [&] { before_start(pid, state); });
     // The baseline of what the session may add, and the watcher (launcher/lifecycle/disk_watch.h).
@@ -145,7 +147,7 @@ class Session {
     if (init_.outlives(kStreamOutlivedMs))
       throw Error(ErrorKind::podman_unreachable,
                   "the attach stream from " + plan_.socket + " ended while the agent still ran");
-    int code = timed("wait", [&] { return wait_exit_code(); });
+    int code = timed("wait", [&] { return exit_.wait(api_, result_.container_id); });
     tripwire_.stop();  // before anything reads HOME back: the launcher's own reads are no trips
     result_.counters = monitor_.stop();
     disk_.stop();
@@ -162,18 +164,6 @@ class Session {
       record_error(result_, Error(ErrorKind::credential_exposed,
                                   "a real token value was found inside the container at the session's end: " +
                                       join(result_.credential_exposed, ", ") + " (the host's login may have leaked; log in again on the seat)"));
-  }
-
-  // The attach stream ended: the container has stopped. podman 4.3's wait can answer 500
-  // ("no such exit code") when it lost the race with its own cleanup; the exit code is
-  // then read from inspect (conclude does that in every case).
-  int wait_exit_code() {
-    try {
-      return api_.wait(result_.container_id);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::podman_unreachable) throw;  // the attach stream ended because the service died
-      return -1;
-    }
   }
 
   // See service_loss.h: the agent is stopped without the service, its removal waits for it.
@@ -226,10 +216,7 @@ class Session {
   }
 
   void conclude(int code) {
-    if (code < 0) {  // wait lost its race: the exit code is still in the container's state
-      nlohmann::json state = api_.inspect(result_.container_id);
-      if (state.is_object() && state.contains("State")) code = state["State"].value("ExitCode", code);
-    }
+    code = ExitCode::from_state(api_, result_.container_id, code);
     decide_outcome(result_, plan_, code, {tripwire_.killed_by(), disk_.ended(), disk_.ended_message()});
   }
 
@@ -249,6 +236,13 @@ class Session {
     result_.egress = egress_.close(plan_);
     note_injection();
     if (result_.container_id.empty()) return;
+    // The exit code came without podman's lock and nothing failed since: the caller is answered
+    // first, a detached child removes the container (launcher/podman/deferred_removal.h).
+    if (defer_ && exit_.from_file() && !service_lost_ && result_.outcome != "launcher_error" && plan_.isolation.wall != "gvisor") {
+      result_.container_removed = true;
+      result_.removal = "deferred";
+      return;
+    }
     result_.container_removed = timed("remove", [&] {
       return service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs) : api_.remove(result_.container_id);
     });
@@ -283,6 +277,8 @@ class Session {
   Tripwire tripwire_;
   OutputScan output_scan_;  // inject mode: the agent's stdout/stderr searched for the real values
   DiskWatch disk_;
+  ExitCode exit_;  // conmon's exit file, else podman's wait
+  bool defer_;
   bool service_lost_ = false;
   std::int64_t timeout_at_ = -1;
   std::int64_t grace_until_ = -1;
@@ -293,6 +289,8 @@ class Session {
 
 }  // namespace
 
-SessionResult run_session(const LaunchPlan& plan, const StdioFds& io) { return Session(plan, io).run(); }
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal) {
+  return Session(plan, io, defer_removal).run();
+}
 
 }  // namespace asbx

@@ -18,7 +18,9 @@ struct StdioFds {
 };
 
 // Never throws: every failure becomes a launcher_error result, and the container
-// (if one was created) is removed before this returns.
-SessionResult run_session(const LaunchPlan& plan, const StdioFds& io);
+// (if one was created) is removed before this returns — unless `defer_removal` and the session
+// ended cleanly with its exit code read from conmon's exit file: then the result's `removal` is
+// "deferred" and the caller hands the container to hand_off_removal (podman/deferred_removal.h).
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal = false);
 
 }  // namespace asbx

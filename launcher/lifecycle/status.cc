@@ -99,6 +99,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"warnings", printable_lines(r.warnings)},
       {"container_id", or_null(r.container_id)},
       {"container_removed", r.container_removed},
+      {"container_removal", r.removal.empty() ? "launcher" : r.removal},
       {"started_unix", r.started_unix},
       {"durations_ms", durations_json(r)},
   };

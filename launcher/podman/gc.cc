@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/persist/commands.h"
+#include "launcher/podman/deferred_removal.h"
 #include "launcher/podman/podman_api.h"
 #include "base/request.h"
 #include "launcher/state/export.h"
@@ -171,6 +172,11 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     }
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
+    // A session answered before its removal (deferred_removal.h): its remover is at work, or it
+    // died and its record is written already (no orphan line).
+    RemovalMarker handed = read_removal_marker(runtime_dir, s.container_id);
+    if (handed.present && host.launcher_alive(handed.pid, handed.started_unix)) continue;
+    if (handed.present) why = "its remover (pid " + std::to_string(handed.pid) + ") ended before it; its record was written";
     bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
     PodmanApi& by = s.wall == "gvisor" && gvisor_api ? *gvisor_api : api;
     if (!by.remove(s.container_id, &was_there)) {
@@ -178,7 +184,8 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       continue;
     }
     remove_session_dir(runtime_dir, s.session);
-    if (!ledger.empty() && was_there) append_ledger(ledger, orphan_record(s, why));
+    if (handed.present) ::unlink(removal_marker_path(runtime_dir, s.container_id).c_str());
+    if (!ledger.empty() && was_there && !handed.present) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   return failures;
@@ -261,8 +268,11 @@ int ps_main(const std::string& program, bool json) {
     PodmanApi api(seat.socket);
     HostFacts host = current_host_facts();
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& s : list_sessions(api))
+    for (const auto& s : list_sessions(api)) {
       out.push_back(ps_entry(s, host, s.persist ? attach_state(seat.runtime_dir, s.session) : ""));
+      bool handed = read_removal_marker(seat.runtime_dir, s.container_id).present;  // answered, being removed
+      out.back()["removal"] = handed ? nlohmann::json("deferred") : nlohmann::json(nullptr);
+    }
     if (json) std::cout << out.dump(2) << std::endl;
     else std::cout << ps_table(out) << std::flush;
     return 0;

@@ -11,6 +11,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import time
 import tempfile
 import unittest
 
@@ -72,10 +73,18 @@ def podman(*args, socket=SOCKET, check=True):
                           check=check, env=env)
 
 
-def session_containers(session_id=None, socket=SOCKET):
+def session_containers(session_id=None, socket=SOCKET, settle=30):
+    """The session's containers. A session that ended cleanly answered before its container was
+    removed (a detached remover does it: docs/DECISIONS.md, "the wait for podman's cleanup"): one
+    that has stopped is waited for up to `settle` s before it counts as left behind."""
     label = "agent-sandbox.session" + ("=" + session_id if session_id else "")
-    out = podman("ps", "-a", "--filter", "label=" + label, "--format", "{{.Names}}", socket=socket).stdout
-    return [line for line in out.splitlines() if line]
+    until = time.monotonic() + settle
+    while True:
+        out = podman("ps", "-a", "--filter", "label=" + label, "--format", "{{.Names}} {{.State}}", socket=socket).stdout
+        rows = [line.split(" ", 1) + [""] for line in out.splitlines() if line]
+        if all(r[1] in ("running", "paused") for r in rows) or time.monotonic() > until:
+            return [r[0] for r in rows]
+        time.sleep(0.1)
 
 
 class Seat:

@@ -207,8 +207,10 @@ class Records(SeatTest):
         self.assertEqual((record["id"], record["exit_code"], record["agent_exit_code"]), ("rec-1", 3, 3))
         # where the time went, step by step (docs/BENCHMARKS.md reads these)
         phases = record["durations_ms"]["phases"]
+        # no "remove": a session that ended cleanly is answered before its removal (container_removal)
+        self.assertEqual(record["container_removal"], "deferred")
         self.assertEqual(set(phases), {"gc", "image", "create", "init", "inspect", "checks", "attach", "start",
-                                       "disk_baseline", "agent", "wait", "secret_scan", "conclude", "remove"})
+                                       "disk_baseline", "agent", "wait", "secret_scan", "conclude"})
         self.assertTrue(all(isinstance(v, int) and 0 <= v <= record["durations_ms"]["total"] for v in phases.values()))
         lines = self.seat.ledger.read_text().splitlines()
         self.assertEqual(len(lines), 1)

@@ -1,0 +1,44 @@
+#include "plan/warm_fit.h"
+
+#include <functional>
+#include <vector>
+
+namespace asbx {
+namespace {
+
+struct Row {
+  const char* why;
+  std::function<bool(const LaunchPlan&)> refuses;
+};
+
+// Each row: something a member fixed at create cannot be given at claim (yet).
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table = {
+      {"a terminal (tty is fixed at create)", [](const LaunchPlan& p) { return p.tty; }},
+      {"a persistent session", [](const LaunchPlan& p) { return p.persist; }},
+      {"a rootless seat", [](const LaunchPlan& p) { return p.rootless; }},
+      {"gVisor isolation", [](const LaunchPlan& p) { return p.isolation.wall != "runc"; }},
+      {"a git repository in the workspace (its dirs at their host paths)",
+       [](const LaunchPlan& p) { return !p.git.shape.empty() && p.git.shape != "none"; }},
+      {"a network (egress or inject)", [](const LaunchPlan& p) { return p.network != "none" || p.egress.enabled; }},
+      {"the tripwire (its device and decoys)", [](const LaunchPlan& p) { return p.tripwire.armed(); }},
+      {"a seccomp notify listener", [](const LaunchPlan& p) { return profile_has_listener(p.seccomp.text); }},
+      {"--state-dir", [](const LaunchPlan& p) { return !p.state.dir.empty(); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+bool profile_has_listener(const std::string& profile_text) {
+  return profile_text.find("\"listenerPath\"") != std::string::npos;
+}
+
+WarmFit warm_fit(const LaunchPlan& plan, int pool_size) {
+  if (pool_size <= 0) return {false, "the seat's pool is off (pool_size = 0)"};
+  for (const auto& row : rows())
+    if (row.refuses(plan)) return {false, std::string("the pool cannot carry ") + row.why + " yet"};
+  return {true, ""};
+}
+
+}  // namespace asbx

@@ -1,0 +1,107 @@
+"""podman's cleanup off the caller's time (docs/DECISIONS.md, "Issue 37: the wait for podman's
+cleanup"): the exit code comes from conmon's exit file, the record and the ledger line are
+written, the caller is answered, and a detached remover — the session's last process — removes
+the container. gc knows a remover at work and one that died."""
+import json
+import os
+import pathlib
+import subprocess
+import time
+
+from harness import LAUNCHER, SeatTest, session_containers
+
+
+def marker_of(run_dir, container_id):
+    return pathlib.Path(run_dir) / (".removal-" + container_id)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = pathlib.Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+class Deferred(SeatTest):
+    def test_answered_first_and_nothing_left_when_the_remover_ends(self):
+        proc, rec = self.seat.status("--id", "defer-exit7", "--", "sh", "-c", "echo out; exit 7")
+        self.assertEqual((proc.returncode, proc.stdout), (7, b"out\n"), proc.stderr)
+        self.assertEqual((rec["outcome"], rec["agent_exit_code"], rec["container_removed"], rec["container_removal"]),
+                         ("exited", 7, True, "deferred"))
+        phases = rec["durations_ms"]["phases"]
+        self.assertIn("wait", phases)
+        self.assertNotIn("remove", phases)  # not on the caller's time
+        marker = marker_of(self.seat.dir / "run", rec["container_id"])
+        if marker.exists():  # the remover still works: it is the session's last process
+            pid = int(marker.read_text().split()[0])
+            deadline = time.monotonic() + 30
+            while pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertFalse(pid_alive(pid), "the remover did not end")
+        self.assertEqual(session_containers("defer-exit7", settle=0), [])
+        self.assertFalse(marker.exists())
+        lines = [json.loads(l) for l in self.seat.ledger.read_text().splitlines()]
+        self.assertEqual([(l["id"], l["container_removal"]) for l in lines], [("defer-exit7", "deferred")])
+
+    def test_the_remover_holds_no_caller_pipe(self):
+        # $(agent-sandbox ...) returns when the launcher exits: the remover keeps no copy of stdout
+        t0 = time.monotonic()
+        out = subprocess.run(["sh", "-c", f'x=$("{LAUNCHER}" --id defer-pipe -- echo hi); echo "[$x]"'],
+                             capture_output=True, env=self.seat.env(), timeout=120)
+        self.assertEqual(out.stdout, b"[hi]\n", out.stderr)
+        self.assertLess(time.monotonic() - t0, 120)
+        self.assertEqual(session_containers("defer-pipe"), [])
+
+    def test_a_failed_session_is_removed_by_the_launcher(self):
+        proc, rec = self.seat.status("--id", "defer-missing", "--", "/no/such/command")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertEqual(rec["container_removal"], "launcher")
+        self.assertEqual(session_containers("defer-missing", settle=0), [])
+
+
+class GcKnowsTheRemover(SeatTest):
+    """A container whose launcher is gone, as a session answered before its removal leaves it."""
+
+    def orphan(self, sid):
+        status = self.seat.dir / (sid + ".json")
+        p = subprocess.Popen([str(LAUNCHER), "--id", sid, "--", "sleep", "120"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.seat.env())
+        for _ in range(300):
+            if session_containers(sid, settle=0):
+                break
+            time.sleep(0.1)
+        time.sleep(1)  # past start
+        p.kill()
+        p.wait()
+        listed = json.loads(self.seat.run("ps", "--json").stdout)
+        return [s for s in listed if s["session"] == sid][0]["container_id"]
+
+    def test_live_remover_is_left_alone_dead_one_is_removed_without_an_orphan_line(self):
+        cid = self.orphan("defer-gc")
+        run_dir = self.seat.dir / "run"
+        run_dir.mkdir(exist_ok=True)
+        live = subprocess.Popen(["sleep", "60"])
+        self.addCleanup(lambda: (live.kill(), live.wait()))
+        marker_of(run_dir, cid).write_text(f"{live.pid} {int(time.time())}\n")
+        gc = self.seat.run("gc")
+        self.assertEqual(gc.returncode, 0, gc.stderr)
+        self.assertNotIn(b"defer-gc", gc.stdout)
+        self.assertEqual(session_containers("defer-gc", settle=0), ["asbx-defer-gc"])
+        live.kill()
+        live.wait()
+        gc = self.seat.run("gc")
+        self.assertIn(f"removed asbx-defer-gc (session defer-gc): its remover (pid {live.pid}) ended before it; "
+                      "its record was written\n", gc.stdout.decode())
+        self.assertEqual(session_containers("defer-gc", settle=0), [])
+        self.assertFalse(marker_of(run_dir, cid).exists())
+        ledger = self.seat.ledger.read_text().splitlines() if self.seat.ledger.exists() else []
+        self.assertEqual([l for l in ledger if "defer-gc" in l], [])  # the launcher's line is the record
+
+    def test_control_without_a_marker_gc_writes_the_orphan_line(self):
+        self.orphan("defer-gc-control")
+        gc = self.seat.run("gc")
+        self.assertIn(b"removed asbx-defer-gc-control", gc.stdout)
+        ledger = [json.loads(l) for l in self.seat.ledger.read_text().splitlines()]
+        self.assertEqual([(l["id"], l["cause"]) for l in ledger], [("defer-gc-control", "orphaned")])

@@ -1,0 +1,58 @@
+// The warm pool's fit rule (plan/warm_fit.h): each row sends a session to the cold path with its reason.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <vector>
+
+#include "plan/warm_fit.h"
+
+using namespace asbx;
+
+namespace {
+LaunchPlan fitting() {
+  LaunchPlan p;
+  p.git.shape = "none";
+  p.seccomp.text = R"({"defaultAction":"SCMP_ACT_ERRNO","syscalls":[]})";
+  return p;
+}
+}  // namespace
+
+TEST_CASE("warm_fit: a plain session fits a pool that is on; a pool of 0 is off") {
+  CHECK(warm_fit(fitting(), 2).warm);
+  CHECK(warm_fit(fitting(), 2).why.empty());
+  WarmFit off = warm_fit(fitting(), 0);
+  CHECK_FALSE(off.warm);
+  CHECK(off.why == "the seat's pool is off (pool_size = 0)");
+}
+
+TEST_CASE("warm_fit: each row refuses with its reason") {
+  struct Case {
+    std::function<void(LaunchPlan&)> change;
+    const char* why;
+  };
+  std::vector<Case> cases = {
+      {[](LaunchPlan& p) { p.tty = true; }, "a terminal (tty is fixed at create)"},
+      {[](LaunchPlan& p) { p.persist = true; }, "a persistent session"},
+      {[](LaunchPlan& p) { p.rootless = true; }, "a rootless seat"},
+      {[](LaunchPlan& p) { p.isolation.wall = "gvisor"; }, "gVisor isolation"},
+      {[](LaunchPlan& p) { p.git.shape = "plain"; }, "a git repository in the workspace (its dirs at their host paths)"},
+      {[](LaunchPlan& p) { p.network = "private"; }, "a network (egress or inject)"},
+      {[](LaunchPlan& p) { p.egress.enabled = true; }, "a network (egress or inject)"},
+      {[](LaunchPlan& p) { p.tripwire.network = true; }, "the tripwire (its device and decoys)"},
+      {[](LaunchPlan& p) { p.seccomp.text = R"({"listenerPath":"/run/x/notify.sock"})"; }, "a seccomp notify listener"},
+      {[](LaunchPlan& p) { p.state.dir = "/tmp/state"; }, "--state-dir"},
+  };
+  for (const auto& c : cases) {
+    LaunchPlan p = fitting();
+    c.change(p);
+    WarmFit f = warm_fit(p, 4);
+    CHECK_FALSE(f.warm);
+    CHECK(f.why == std::string("the pool cannot carry ") + c.why + " yet");
+  }
+}
+
+TEST_CASE("warm_fit: the listener check reads the profile's key, not a word in it") {
+  CHECK(profile_has_listener(R"({"listenerPath":"/a","syscalls":[]})"));
+  CHECK_FALSE(profile_has_listener(R"({"comment":"no listenerPath here","syscalls":[]})"));
+  CHECK_FALSE(profile_has_listener(""));
+}
