@@ -25,7 +25,7 @@ cmake -S "$ASBX_ROOT" -B "$out" -G Ninja "${launcher[@]}" \
   -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
   -DCMAKE_CXX_FLAGS="$(dpkg-buildflags --get CXXFLAGS) $(dpkg-buildflags --get CPPFLAGS)" \
   -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)" >&2
-ninja -C "$out" ${ASBX_JOBS:+-j "$ASBX_JOBS"} agent-sandbox sandbox-run agent-sandbox-unsafe asbx-docs asbx-python >&2
+ninja -C "$out" ${ASBX_JOBS:+-j "$ASBX_JOBS"} agent-sandbox sandbox-run agent-sandbox-unsafe gvisor-compat asbx-docs asbx-python >&2
 
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$out/CMakeCache.txt")
 release=$(sed -n '1s/^agent-sandbox ([^-]*-\([^)]*\)).*/\1/p' "$ASBX_ROOT/packaging/changelog")
