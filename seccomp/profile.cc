@@ -16,9 +16,16 @@ json arg(int index, std::uint64_t value, const char* op, std::uint64_t value_two
   return {{"index", index}, {"value", value}, {"valueTwo", value_two}, {"op", op}};
 }
 
-json rule(const std::vector<std::string>& names, const SeccompRow& row, json args = json::array()) {
-  return {{"names", names}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", row.errno_value}, {"args", std::move(args)},
-          {"comment", "agent-sandbox: " + row.family}};
+// A refusal: the kernel answers the row's errno, or (`notify`, a recorded row) the session's
+// recorder does, with the same errno, after counting it (launcher/lifecycle/seccomp_recorder.h).
+json rule(const std::vector<std::string>& names, const SeccompRow& row, bool notify, json args = json::array()) {
+  json r = {{"names", names}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", row.errno_value}, {"args", std::move(args)},
+            {"comment", "agent-sandbox: " + row.family}};
+  if (notify && row.recorded) {
+    r["action"] = "SCMP_ACT_NOTIFY";
+    r.erase("errnoRet");
+  }
+  return r;
 }
 
 json allow(const std::string& name, json args) {
@@ -62,13 +69,13 @@ json without_table_names(const json& entries, const std::string& wall) {
   return out;
 }
 
-void clone_rules(const SeccompRow& row, bool allowed, json& out) {
+void clone_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   if (allowed) out.push_back(allow("clone", json::array({arg(0, kCloneNewMask, "SCMP_CMP_MASKED_EQ", 0)})));
   for (std::uint64_t flag : clone_new_flags())
-    out.push_back(rule({"clone"}, row, json::array({arg(0, flag, "SCMP_CMP_MASKED_EQ", flag)})));
+    out.push_back(rule({"clone"}, row, notify, json::array({arg(0, flag, "SCMP_CMP_MASKED_EQ", flag)})));
 }
 
-void socket_rules(const SeccompRow& row, bool allowed, json& out) {
+void socket_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   std::set<int> open;
   if (allowed) {
     for (const auto& f : socket_families_allowed()) {
@@ -76,12 +83,12 @@ void socket_rules(const SeccompRow& row, bool allowed, json& out) {
       open.insert(f.number);
     }
     out.push_back(allow("socket", json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_EQ")})));
-    out.push_back(rule({"socket"}, row, json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_NE")})));
+    out.push_back(rule({"socket"}, row, notify, json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_NE")})));
     open.insert(kAfNetlink);
   }
   for (int family = 0; family < kAfMax; ++family)
-    if (!open.count(family)) out.push_back(rule({"socket"}, row, json::array({arg(0, family, "SCMP_CMP_EQ")})));
-  out.push_back(rule({"socket"}, row, json::array({arg(0, kAfMax, "SCMP_CMP_GE")})));
+    if (!open.count(family)) out.push_back(rule({"socket"}, row, notify, json::array({arg(0, family, "SCMP_CMP_EQ")})));
+  out.push_back(rule({"socket"}, row, notify, json::array({arg(0, kAfMax, "SCMP_CMP_GE")})));
 }
 
 void personality_rules(bool allowed, json& out) {
@@ -90,18 +97,18 @@ void personality_rules(bool allowed, json& out) {
     out.push_back(allow("personality", json::array({arg(0, persona, "SCMP_CMP_EQ")})));
 }
 
-void add_row(const json& base, const SeccompRow& row, json& out) {
+void add_row(const json& base, const SeccompRow& row, bool notify, json& out) {
   switch (row.match) {
-    case SeccompMatch::always: out.push_back(rule(row.calls, row)); break;
-    case SeccompMatch::clone_new_ns: clone_rules(row, default_allows(base, "clone"), out); break;
-    case SeccompMatch::socket_family: socket_rules(row, default_allows(base, "socket"), out); break;
+    case SeccompMatch::always: out.push_back(rule(row.calls, row, notify)); break;
+    case SeccompMatch::clone_new_ns: clone_rules(row, default_allows(base, "clone"), notify, out); break;
+    case SeccompMatch::socket_family: socket_rules(row, default_allows(base, "socket"), notify, out); break;
     case SeccompMatch::personality: personality_rules(default_allows(base, "personality"), out); break;
   }
 }
 
 }  // namespace
 
-json render_seccomp_profile(const json& base, const std::string& wall) {
+json render_seccomp_profile(const json& base, const std::string& wall, const std::string& listener) {
   if (!base.is_object() || !base.contains("defaultAction") || !base.contains("syscalls") || !base["syscalls"].is_array())
     throw Error(ErrorKind::seccomp_unavailable, "it is not a seccomp profile (no defaultAction or syscalls)");
   if (base["defaultAction"] == "SCMP_ACT_ALLOW")
@@ -109,24 +116,27 @@ json render_seccomp_profile(const json& base, const std::string& wall) {
   json out = base;
   out["syscalls"] = without_table_names(base["syscalls"], wall);
   for (const auto& row : seccomp_table())
-    if (seccomp_row_applies(row, wall)) add_row(base, row, out["syscalls"]);
+    if (seccomp_row_applies(row, wall)) add_row(base, row, !listener.empty(), out["syscalls"]);
+  if (!listener.empty()) out["listenerPath"] = listener;
   return out;
 }
 
 SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
-                         const std::string& session_id, const std::string& wall) {
+                         const std::string& session_id, const std::string& wall, const std::string& listener) {
   std::string where = "the seat's podman default seccomp profile '" + base_path + "'";
   if (base_text.empty()) throw Error(ErrorKind::seccomp_unavailable, where + " is missing or empty; nothing was created");
   json base = json::parse(base_text, nullptr, false);
   SeccompPlan plan;
   try {
     plan.text = render_seccomp_profile(base, wall).dump(1) + "\n";
+    plan.digest = sha256_hex(plan.text);  // the rules as a node without a recorder takes them (kube)
+    if (!listener.empty()) plan.text = render_seccomp_profile(base, wall, listener).dump(1) + "\n";
   } catch (const Error& e) {
     throw Error(ErrorKind::seccomp_unavailable, where + ": " + e.what() + "; nothing was created");
   }
   plan.base_path = base_path;
   plan.base_digest = sha256_hex(base_text);
-  plan.digest = sha256_hex(plan.text);
+  plan.listener = listener;
   plan.path = runtime_dir + "/seccomp-" + session_id + "-" + plan.digest + ".json";
   return plan;
 }
