@@ -15,6 +15,14 @@
 #include "base/util.h"
 #include "launcher/lifecycle/diagnostics.h"
 
+// Linux 6.6: the caller woken on the answering CPU (a ping-pong per refused call, not two wake-ups).
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 namespace asbx {
 namespace {
 
@@ -37,6 +45,7 @@ seccomp_notif_sizes notif_sizes() {
 void SeccompRecorder::adopt(UniqueFd notify_fd, bool kill, std::function<void()> on_first) {
   if (!notify_fd) return;
   notify_ = std::move(notify_fd);
+  (void)::ioctl(notify_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);  // older kernels: EINVAL, slower only
   kill_ = kill;
   on_first_ = std::move(on_first);
   int p[2];

@@ -95,8 +95,8 @@ class Session {
   Created create() {
     std::optional<CreateLock> turn;
     if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
+    listener_.bind(plan_);                 // the recorder's socket the profile names (runc connects at init)
     write_seccomp_profile(plan_.seccomp);  // the project's profile, where the create body names it
-    listener_.bind(plan_);                 // ... and the recorder's socket it names (runc connects at init)
     struct Gone {
       const SeccompPlan& s;
       ~Gone() { remove_seccomp_profile(s); }  // read by podman at create: no longer needed
