@@ -147,6 +147,21 @@ class Recorded(SeatTest):
         _, record = self.probe("screc-control", "--", "true")
         self.assertEqual((record["seccomp"]["recorded"], record["seccomp"]["refused"], record["seccomp"]["first"]), (True, 0, None))
 
+    def test_a_persistent_session_records_in_its_supervisor(self):
+        """--persist: the supervisor runs the session, so the recorder lives as long as it does."""
+        cmd = "%s --id screc-persist --persist --tty --timeout 60s --workspace %s -- bash -c " \
+              "'./seccomp_probe one keyctl; ./seccomp_probe one add_key'" % (LAUNCHER, self.workspace())
+        proc = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, env=self.seat.env(), timeout=120)
+        self.assertIn(b"keyctl\tEPERM", proc.stdout)
+        for _ in range(100):  # the supervisor writes the ledger line as the session ends
+            if self.seat.ledger.exists() and "screc-persist" in self.seat.ledger.read_text():
+                break
+            time.sleep(0.1)
+        line = self.ledger_last()
+        self.assertEqual((line["id"], line["persist"], line["exit_code"]), ("screc-persist", True, 0))
+        self.assertEqual((line["seccomp"]["calls"], line["seccomp"]["first"]), ({"keyctl": 1, "add_key": 1}, "keyctl"))
+        self.assertNothingLeft("screc-persist")
+
     def test_dry_run_names_the_listener_and_the_rules_digest(self):
         proc = self.seat.run("--dry-run", "--id", "screc-dry", "--", "true")
         self.assertEqual(proc.returncode, 0, proc.stderr)
