@@ -45,9 +45,10 @@ void send_fd(int sock, const std::string& msg, int fd) {
 
 // A child whose keyctl notifies. It connects to `listener_path` and sends its notify fd as runc
 // does (its state JSON, SCM_RIGHTS), waits for a byte on `go`, calls keyctl, writes its errno.
-pid_t notifying_child(const std::string& listener_path, int go) {
+pid_t notifying_child(const std::string& listener_path, int go, int go_write) {
   pid_t pid = ::fork();
   if (pid != 0) return pid;
+  ::close(go_write);  // the parent's end only: its close is the child's EOF
   sock_filter f[] = {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
                      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_keyctl, 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
                      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
@@ -88,7 +89,7 @@ struct Rig {
     plan.seccomp.listener = plan.session_dir + "/seccomp.sock";
     listener.bind(plan);
     REQUIRE(::pipe(go) == 0);
-    child = notifying_child(plan.seccomp.listener, go[0]);
+    child = notifying_child(plan.seccomp.listener, go[0], go[1]);
     ::close(go[0]);
     // the child's connection in the backlog, as runc's is when podman's init returns
     pollfd p{listener.fd(), POLLIN, 0};
