@@ -62,6 +62,7 @@ struct SessionResult {
   std::int64_t output_truncated = 0;  // past the capture log's bound (--capture-log-max)
   nlohmann::json disk;      // launcher/lifecycle/disk_watch.h's record: budget, floor, peak, how kept
   nlohmann::json tripwire;  // null when the seat turned it off; else launcher/wall/tripwire.h's record
+  nlohmann::json seccomp;   // the refused calls on record (launcher/lifecycle/seccomp_recorder.h); null: no profile
 };
 
 // A launcher failure recorded into a result (outcome, code, kind, message).

@@ -158,6 +158,19 @@ void plan_persistence(const Request& req, LaunchPlan& plan) {
                                       std::to_string(kMaxSocketPath) + " (a shorter --id or runtime_dir)");
 }
 
+// The recorder's socket (docs/DECISIONS.md, issue 34): every runc session (it needs no device, so
+// tripwire = "off" keeps it; only "kill" changes what a refusal does). gVisor: the sentry answers
+// seccomp itself and has no listener (the rows answer their errno, unrecorded).
+std::string seccomp_listener(const LaunchPlan& plan) {
+  if (plan.isolation.wall != "runc") return "";
+  std::string path = plan.session_dir + "/seccomp.sock";
+  if (path.size() > kMaxSocketPath)
+    throw Error(ErrorKind::seccomp_unavailable, "the seccomp recorder's socket path '" + path + "' is " + std::to_string(path.size()) +
+                                                    " bytes, more than a unix socket's " + std::to_string(kMaxSocketPath) +
+                                                    " (a shorter --id or runtime_dir); nothing was created");
+  return path;
+}
+
 }  // namespace
 
 LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts) {
@@ -213,7 +226,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   });
   if (!facts.seccomp_default_path.empty())
     plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id,
-                                plan.isolation.wall);
+                                plan.isolation.wall, seccomp_listener(plan));
   plan.labels = session_labels(plan, user, facts);
   if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
   if (plan.isolation.wall != "runc") plan.labels["agent-sandbox.isolation"] = plan.isolation.wall;

@@ -17,9 +17,16 @@ json arg(int index, std::uint64_t value, const char* op, std::uint64_t value_two
   return {{"index", index}, {"value", value}, {"valueTwo", value_two}, {"op", op}};
 }
 
-json rule(const std::vector<std::string>& names, const SeccompRow& row, json args = json::array()) {
-  return {{"names", names}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", row.errno_value}, {"args", std::move(args)},
-          {"comment", "agent-sandbox: " + row.family}};
+// A refusal: the kernel answers the row's errno, or (`notify`, a recorded row) the session's
+// recorder does, with the same errno, after counting it (launcher/lifecycle/seccomp_recorder.h).
+json rule(const std::vector<std::string>& names, const SeccompRow& row, bool notify, json args = json::array()) {
+  json r = {{"names", names}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", row.errno_value}, {"args", std::move(args)},
+            {"comment", "agent-sandbox: " + row.family}};
+  if (notify && row.recorded) {
+    r["action"] = "SCMP_ACT_NOTIFY";
+    r.erase("errnoRet");
+  }
+  return r;
 }
 
 json allow(const std::string& name, json args) {
@@ -63,13 +70,13 @@ json without_table_names(const json& entries, const std::string& wall) {
   return out;
 }
 
-void clone_rules(const SeccompRow& row, bool allowed, json& out) {
+void clone_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   if (allowed) out.push_back(allow("clone", json::array({arg(0, kCloneNewMask, "SCMP_CMP_MASKED_EQ", 0)})));
   for (std::uint64_t flag : clone_new_flags())
-    out.push_back(rule({"clone"}, row, json::array({arg(0, flag, "SCMP_CMP_MASKED_EQ", flag)})));
+    out.push_back(rule({"clone"}, row, notify, json::array({arg(0, flag, "SCMP_CMP_MASKED_EQ", flag)})));
 }
 
-void socket_rules(const SeccompRow& row, bool allowed, json& out) {
+void socket_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   std::set<int> open;
   if (allowed) {
     for (const auto& f : socket_families_allowed()) {
@@ -78,12 +85,12 @@ void socket_rules(const SeccompRow& row, bool allowed, json& out) {
       open.insert(f.number);
     }
     out.push_back(allow("socket", json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_EQ")})));
-    out.push_back(rule({"socket"}, row, json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_NE")})));
+    out.push_back(rule({"socket"}, row, notify, json::array({arg(0, kAfNetlink, "SCMP_CMP_EQ"), arg(2, kNetlinkRoute, "SCMP_CMP_NE")})));
     open.insert(kAfNetlink);
   }
   for (int family = 0; family < kAfMax; ++family)
-    if (!open.count(family)) out.push_back(rule({"socket"}, row, json::array({arg(0, family, "SCMP_CMP_EQ")})));
-  out.push_back(rule({"socket"}, row, json::array({arg(0, kAfMax, "SCMP_CMP_GE")})));
+    if (!open.count(family)) out.push_back(rule({"socket"}, row, notify, json::array({arg(0, family, "SCMP_CMP_EQ")})));
+  out.push_back(rule({"socket"}, row, notify, json::array({arg(0, kAfMax, "SCMP_CMP_GE")})));
 }
 
 void personality_rules(bool allowed, json& out) {
@@ -94,49 +101,49 @@ void personality_rules(bool allowed, json& out) {
 
 // AF_INET/AF_INET6 of any type but those kInetProtocols names (the type's low 4 bits). When the
 // default refuses socket, socket_rules refused these families whole: nothing to add.
-void inet_type_rules(const SeccompRow& row, bool allowed, json& out) {
+void inet_type_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   if (!allowed) return;
   std::set<std::pair<int, int>> open;
   for (const auto& p : inet_protocols_allowed()) open.insert({p.family, p.type});
   for (int family : {AF_INET, AF_INET6})
     for (std::uint64_t type = 0; type <= kSocketTypeMask; ++type)
       if (!open.count({family, int(type)}))
-        out.push_back(rule({"socket"}, row, json::array({arg(0, family, "SCMP_CMP_EQ"),
+        out.push_back(rule({"socket"}, row, notify, json::array({arg(0, family, "SCMP_CMP_EQ"),
                                                          arg(1, kSocketTypeMask, "SCMP_CMP_MASKED_EQ", type)})));
 }
 
 // The allowed (family, type) pairs: their protocols allowed one by one (64-bit equality: exact
 // under the kernel's int truncation), every other value refused by disjoint rules (aligned blocks
 // below kProtocolBlock, then everything at or above it).
-void inet_protocol_rules(const SeccompRow& row, bool allowed, json& out) {
+void inet_protocol_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   if (!allowed) return;
   for (const auto& p : inet_protocols_allowed()) {
     json head = json::array({arg(0, p.family, "SCMP_CMP_EQ"), arg(1, kSocketTypeMask, "SCMP_CMP_MASKED_EQ", p.type)});
     auto with = [&](json third) { json a = head; a.push_back(std::move(third)); return a; };
     for (std::uint64_t protocol : p.protocols) out.push_back(allow("socket", with(arg(2, protocol, "SCMP_CMP_EQ"))));
     for (const auto& b : blocks_outside(p.protocols, kProtocolBlock))
-      out.push_back(rule({"socket"}, row, with(arg(2, b.mask, "SCMP_CMP_MASKED_EQ", b.value))));
-    out.push_back(rule({"socket"}, row, with(arg(2, kProtocolBlock, "SCMP_CMP_GE"))));
+      out.push_back(rule({"socket"}, row, notify, with(arg(2, b.mask, "SCMP_CMP_MASKED_EQ", b.value))));
+    out.push_back(rule({"socket"}, row, notify, with(arg(2, kProtocolBlock, "SCMP_CMP_GE"))));
   }
 }
 
-void socketpair_rules(const SeccompRow& row, bool allowed, json& out) {
+void socketpair_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   if (allowed) out.push_back(allow("socketpair", json::array({arg(0, kAfUnix, "SCMP_CMP_EQ")})));
-  out.push_back(rule({"socketpair"}, row, json::array({arg(0, kAfUnix, "SCMP_CMP_NE")})));
+  out.push_back(rule({"socketpair"}, row, notify, json::array({arg(0, kAfUnix, "SCMP_CMP_NE")})));
 }
 
 // One bit: `flags & MSG_OOB` is exact whatever the high bits hold; the allow and the refusal are disjoint.
-void msg_oob_rules(const json& base, const SeccompRow& row, json& out) {
+void msg_oob_rules(const json& base, const SeccompRow& row, bool notify, json& out) {
   for (const auto& call : row.calls) {
     int i = msg_flags_index(call);
     if (default_allows(base, call)) out.push_back(allow(call, json::array({arg(i, kMsgOob, "SCMP_CMP_MASKED_EQ", 0)})));
-    out.push_back(rule({call}, row, json::array({arg(i, kMsgOob, "SCMP_CMP_MASKED_EQ", kMsgOob)})));
+    out.push_back(rule({call}, row, notify, json::array({arg(i, kMsgOob, "SCMP_CMP_MASKED_EQ", kMsgOob)})));
   }
 }
 
 // The refused (level, optname) pairs by 64-bit equality; everything else an int can carry allowed
 // by aligned blocks, disjoint from them (a level with high bits set gets the default action).
-void sockopt_rules(const json& base, const SeccompRow& row, json& out) {
+void sockopt_rules(const json& base, const SeccompRow& row, bool notify, json& out) {
   bool allowed = default_allows(base, "setsockopt");
   std::vector<std::uint64_t> levels;
   for (const auto& r : sockopts_refused()) levels.push_back(r.level);
@@ -145,7 +152,7 @@ void sockopt_rules(const json& base, const SeccompRow& row, json& out) {
       out.push_back(allow("setsockopt", json::array({arg(1, b.mask, "SCMP_CMP_MASKED_EQ", b.value)})));
   for (const auto& r : sockopts_refused()) {
     json level = arg(1, r.level, "SCMP_CMP_EQ");
-    out.push_back(rule({"setsockopt"}, row, json::array({level, arg(2, r.optname, "SCMP_CMP_EQ")})));
+    out.push_back(rule({"setsockopt"}, row, notify, json::array({level, arg(2, r.optname, "SCMP_CMP_EQ")})));
     if (!allowed) continue;
     for (const auto& b : blocks_outside({r.optname}, kIntValues))
       out.push_back(allow("setsockopt", json::array({level, arg(2, b.mask, "SCMP_CMP_MASKED_EQ", b.value)})));
@@ -160,23 +167,23 @@ void native_only(json& profile) {
     for (auto& a : profile["archMap"]) a["subArchitectures"] = json::array();
 }
 
-void add_row(const json& base, const SeccompRow& row, json& out) {
+void add_row(const json& base, const SeccompRow& row, bool notify, json& out) {
   switch (row.match) {
-    case SeccompMatch::always: out.push_back(rule(row.calls, row)); break;
-    case SeccompMatch::clone_new_ns: clone_rules(row, default_allows(base, "clone"), out); break;
-    case SeccompMatch::socket_family: socket_rules(row, default_allows(base, "socket"), out); break;
+    case SeccompMatch::always: out.push_back(rule(row.calls, row, notify)); break;
+    case SeccompMatch::clone_new_ns: clone_rules(row, default_allows(base, "clone"), notify, out); break;
+    case SeccompMatch::socket_family: socket_rules(row, default_allows(base, "socket"), notify, out); break;
     case SeccompMatch::personality: personality_rules(default_allows(base, "personality"), out); break;
-    case SeccompMatch::inet_type: inet_type_rules(row, default_allows(base, "socket"), out); break;
-    case SeccompMatch::inet_protocol: inet_protocol_rules(row, default_allows(base, "socket"), out); break;
-    case SeccompMatch::socketpair_family: socketpair_rules(row, default_allows(base, "socketpair"), out); break;
-    case SeccompMatch::msg_oob: msg_oob_rules(base, row, out); break;
-    case SeccompMatch::sockopt: sockopt_rules(base, row, out); break;
+    case SeccompMatch::inet_type: inet_type_rules(row, default_allows(base, "socket"), notify, out); break;
+    case SeccompMatch::inet_protocol: inet_protocol_rules(row, default_allows(base, "socket"), notify, out); break;
+    case SeccompMatch::socketpair_family: socketpair_rules(row, default_allows(base, "socketpair"), notify, out); break;
+    case SeccompMatch::msg_oob: msg_oob_rules(base, row, notify, out); break;
+    case SeccompMatch::sockopt: sockopt_rules(base, row, notify, out); break;
   }
 }
 
 }  // namespace
 
-json render_seccomp_profile(const json& base, const std::string& wall) {
+json render_seccomp_profile(const json& base, const std::string& wall, const std::string& listener) {
   if (!base.is_object() || !base.contains("defaultAction") || !base.contains("syscalls") || !base["syscalls"].is_array())
     throw Error(ErrorKind::seccomp_unavailable, "it is not a seccomp profile (no defaultAction or syscalls)");
   if (base["defaultAction"] == "SCMP_ACT_ALLOW")
@@ -185,24 +192,27 @@ json render_seccomp_profile(const json& base, const std::string& wall) {
   native_only(out);
   out["syscalls"] = without_table_names(base["syscalls"], wall);
   for (const auto& row : seccomp_table())
-    if (seccomp_row_applies(row, wall)) add_row(base, row, out["syscalls"]);
+    if (seccomp_row_applies(row, wall)) add_row(base, row, !listener.empty(), out["syscalls"]);
+  if (!listener.empty()) out["listenerPath"] = listener;
   return out;
 }
 
 SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
-                         const std::string& session_id, const std::string& wall) {
+                         const std::string& session_id, const std::string& wall, const std::string& listener) {
   std::string where = "the seat's podman default seccomp profile '" + base_path + "'";
   if (base_text.empty()) throw Error(ErrorKind::seccomp_unavailable, where + " is missing or empty; nothing was created");
   json base = json::parse(base_text, nullptr, false);
   SeccompPlan plan;
   try {
     plan.text = render_seccomp_profile(base, wall).dump(1) + "\n";
+    plan.digest = sha256_hex(plan.text);  // the rules as a node without a recorder takes them (kube)
+    if (!listener.empty()) plan.text = render_seccomp_profile(base, wall, listener).dump(1) + "\n";
   } catch (const Error& e) {
     throw Error(ErrorKind::seccomp_unavailable, where + ": " + e.what() + "; nothing was created");
   }
   plan.base_path = base_path;
   plan.base_digest = sha256_hex(base_text);
-  plan.digest = sha256_hex(plan.text);
+  plan.listener = listener;
   plan.path = runtime_dir + "/seccomp-" + session_id + "-" + plan.digest + ".json";
   return plan;
 }

@@ -18,11 +18,16 @@ namespace asbx {
 // The profile podman takes (containers/common's JSON). Throws Error(seccomp_unavailable) when
 // `base` is no profile (no defaultAction or no syscalls list).
 // `wall`: the session's (plan/isolation.h); a row not for it stays as the default has it.
-nlohmann::json render_seccomp_profile(const nlohmann::json& base, const std::string& wall = "runc");
+// `listener` (a unix socket path, "" = none): the recorded rows become SCMP_ACT_NOTIFY and the
+// profile names the socket (OCI listenerPath) where runc hands the session its notify fd.
+nlohmann::json render_seccomp_profile(const nlohmann::json& base, const std::string& wall = "runc",
+                                      const std::string& listener = "");
 
 // The plan's part: `base_text` is the default's content as read from `base_path` ("" = unreadable);
-// the file is the session's own, in the runtime dir, named by the session and the digest.
+// the file is the session's own, in the runtime dir, named by the session and the digest. The
+// digest is the rules' without a listener (what `seccomp-profile` prints and a kube node takes);
+// with `listener` the file's recorded rows notify it instead (the same calls, the same errnos).
 SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
-                         const std::string& session_id, const std::string& wall = "runc");
+                         const std::string& session_id, const std::string& wall = "runc", const std::string& listener = "");
 
 }  // namespace asbx

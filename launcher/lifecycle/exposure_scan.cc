@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include "base/util.h"
 #include "launcher/lifecycle/home.h"
 
 namespace asbx {
@@ -53,6 +54,20 @@ void scan_for_exposure(SessionResult& r, const LaunchPlan& plan, PodmanApi& api,
   for (const auto& [name, value] : plan.env)
     if (holds_any(value, values)) found({"env " + name});
   note_bounds(r, budget, at.output);
+}
+
+void note_credential_exposed(SessionResult& result) {
+  if (result.credential_exposed.empty()) return;
+  record_error(result, Error(ErrorKind::credential_exposed, "a real token value was found inside the container at the session's end: " +
+                                                                join(result.credential_exposed, ", ") +
+                                                                " (the host's login may have leaked; log in again on the seat)"));
+}
+
+void note_injection(SessionResult& result, const EgressWall& egress) {
+  SecretBook::Counts c = egress.inject_counts();
+  result.injected = c.injected;
+  result.refreshes_answered = c.refreshes_answered;
+  result.placeholder_elsewhere = c.placeholder_elsewhere;
 }
 
 }  // namespace asbx

@@ -9,6 +9,7 @@
 #include "base/result.h"
 #include "launcher/lifecycle/secret_scan.h"
 #include "launcher/podman/podman_api.h"
+#include "launcher/wall/wall.h"
 
 namespace asbx {
 
@@ -20,5 +21,11 @@ struct ExposureSources {
 
 void scan_for_exposure(SessionResult& result, const LaunchPlan& plan, PodmanApi& api, const ExposureSources& at,
                        const std::vector<std::string>& values);
+
+// A real value found: the session fails (credential_exposed) naming where, whatever else it said.
+void note_credential_exposed(SessionResult& result);
+
+// Inject mode's counters from the wall (launcher/wall/wall.h) into the record.
+void note_injection(SessionResult& result, const EgressWall& egress);
 
 }  // namespace asbx

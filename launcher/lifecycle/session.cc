@@ -26,13 +26,14 @@
 #include "launcher/podman/podman_api.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/seccomp_file.h"
+#include "launcher/lifecycle/seccomp_listener.h"
+#include "launcher/lifecycle/seccomp_recorder.h"
 #include "launcher/lifecycle/secret_scan.h"
 #include "launcher/podman/service_loss.h"
 #include "launcher/podman/spec.h"
 #include "launcher/lifecycle/state_collect.h"
 #include "launcher/lifecycle/terminal.h"
 #include "base/util.h"
-#include <fcntl.h>
 
 namespace asbx {
 
@@ -81,7 +82,8 @@ class Session {
     timed("init", [&] { api_.init(c.id); });
     nlohmann::json state = timed("inspect", [&] { return api_.inspect(c.id); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
-    init_.hold(pid);
+    init_.hold(pid);  // runc handed the notify fd during init: from here the recorder answers each refused call
+    recorder_.adopt(listener_.take(pid), plan_.tripwire.mode == TripwireMode::kill, [this] { init_.kill(); });
     exit_.arm(state, c.id);
     watch_cgroup(pid);
     timed("checks", [&] { before_start(pid, state); });
@@ -95,6 +97,7 @@ class Session {
   Created create() {
     std::optional<CreateLock> turn;
     if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
+    listener_.bind(plan_);                 // the recorder's socket the profile names (runc connects at init)
     write_seccomp_profile(plan_.seccomp);  // the project's profile, where the create body names it
     struct Gone {
       const SeccompPlan& s;
@@ -149,6 +152,7 @@ class Session {
                   "the attach stream from " + plan_.socket + " ended while the agent still ran");
     int code = timed("wait", [&] { return exit_.wait(api_, result_.container_id); });
     tripwire_.stop();  // before anything reads HOME back: the launcher's own reads are no trips
+    recorder_.stop();
     result_.counters = monitor_.stop();
     disk_.stop();
     result_.run_ms = steady_ms() - started;
@@ -160,10 +164,7 @@ class Session {
     home_.close();
     note_output_bounds(result_, pumped, io_.out_max);
     timed("conclude", [&] { conclude(code); });
-    if (!result_.credential_exposed.empty())
-      record_error(result_, Error(ErrorKind::credential_exposed,
-                                  "a real token value was found inside the container at the session's end: " +
-                                      join(result_.credential_exposed, ", ") + " (the host's login may have leaked; log in again on the seat)"));
+    note_credential_exposed(result_);
   }
 
   // See service_loss.h: the agent is stopped without the service, its removal waits for it.
@@ -217,7 +218,8 @@ class Session {
 
   void conclude(int code) {
     code = ExitCode::from_state(api_, result_.container_id, code);
-    decide_outcome(result_, plan_, code, {tripwire_.killed_by(), disk_.ended(), disk_.ended_message()});
+    std::string trip = tripwire_.killed_by().empty() ? recorder_.killed_by() : tripwire_.killed_by();
+    decide_outcome(result_, plan_, code, {trip, disk_.ended(), disk_.ended_message()});
   }
 
   // --state-dir: the runtime's state paths, read through the pinned HOME fd (docs/STATE.md).
@@ -230,11 +232,13 @@ class Session {
 
   void cleanup() {
     tripwire_.stop();
+    recorder_.stop();
     disk_.stop();  // (again) after a failure: the container is removed below, its files stay
     result_.disk = disk_.record();
     result_.tripwire = tripwire_.json(plan_);
+    result_.seccomp = recorder_.json(plan_);
     result_.egress = egress_.close(plan_);
-    note_injection();
+    note_injection(result_, egress_);
     if (result_.container_id.empty()) return;
     // The exit code came without podman's lock and nothing failed since: the caller is answered
     // first, a detached child removes the container (launcher/podman/deferred_removal.h).
@@ -248,13 +252,6 @@ class Session {
     });
     if (!result_.container_removed)
       result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
-  }
-
-  void note_injection() {
-    SecretBook::Counts c = egress_.inject_counts();
-    result_.injected = c.injected;
-    result_.refreshes_answered = c.refreshes_answered;
-    result_.placeholder_elsewhere = c.placeholder_elsewhere;
   }
 
   template <class F>
@@ -275,6 +272,8 @@ class Session {
   EgressWall egress_;
   ContainerInit init_;  // stops the agent should the service die, or the tripwire trip in kill mode
   Tripwire tripwire_;
+  SeccompListener listener_;  // the session dir's socket, bound before create (seccomp_listener.h)
+  SeccompRecorder recorder_;  // answers and counts each refused call from init to the agent's end
   OutputScan output_scan_;  // inject mode: the agent's stdout/stderr searched for the real values
   DiskWatch disk_;
   ExitCode exit_;  // conmon's exit file, else podman's wait

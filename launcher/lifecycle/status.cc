@@ -95,6 +95,7 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"isolation", isolation_record(plan)},
       {"egress", r.egress},
       {"tripwire", r.tripwire},
+      {"seccomp", r.seccomp},
       {"disk", r.disk},
       {"warnings", printable_lines(r.warnings)},
       {"container_id", or_null(r.container_id)},

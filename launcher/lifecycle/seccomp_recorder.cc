@@ -1,0 +1,116 @@
+#include "launcher/lifecycle/seccomp_recorder.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/util.h"
+#include "launcher/lifecycle/diagnostics.h"
+
+// Linux 6.6: the caller woken on the answering CPU (a ping-pong per refused call, not two wake-ups).
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+namespace asbx {
+namespace {
+
+std::int64_t now_unix_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+// The kernel's sizes of the two structures (they may grow; the ioctls take the kernel's).
+seccomp_notif_sizes notif_sizes() {
+  seccomp_notif_sizes s{};
+  if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &s) != 0)
+    throw Error(ErrorKind::seccomp_unavailable, std::string("the seccomp recorder: SECCOMP_GET_NOTIF_SIZES: ") + std::strerror(errno));
+  return s;
+}
+
+}  // namespace
+
+void SeccompRecorder::adopt(UniqueFd notify_fd, bool kill, std::function<void()> on_first) {
+  if (!notify_fd) return;
+  notify_ = std::move(notify_fd);
+  (void)::ioctl(notify_.get(), SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);  // older kernels: EINVAL, slower only
+  kill_ = kill;
+  on_first_ = std::move(on_first);
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw Error(ErrorKind::seccomp_unavailable, std::string("the seccomp recorder: pipe: ") + std::strerror(errno));
+  stop_read_ = UniqueFd(p[0]);
+  stop_write_ = UniqueFd(p[1]);
+  thread_ = std::thread([this] { run(); });
+}
+
+void SeccompRecorder::stop() {
+  if (thread_.joinable()) {
+    (void)!::write(stop_write_.get(), "x", 1);
+    thread_.join();
+  }
+  notify_ = UniqueFd();  // from here the kernel answers ENOSYS (seccomp_unotify(2))
+}
+
+void SeccompRecorder::run() {
+  seccomp_notif_sizes sizes = notif_sizes();
+  std::string request(std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)), '\0');
+  std::string response(std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)), '\0');
+  for (;;) {
+    pollfd fds[2] = {{stop_read_.get(), POLLIN, 0}, {notify_.get(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[0].revents) return;
+    if (fds[1].revents & POLLIN) answer_one(request, response);
+    else if (fds[1].revents) return;  // POLLHUP: no task of the container is left under the filter
+  }
+}
+
+// One notification: matched, counted, answered with the row's errno. RECV after POLLIN never
+// waits (a caller killed meanwhile makes it ENOENT); SEND to a caller killed meanwhile, ENOENT.
+void SeccompRecorder::answer_one(std::string& request, std::string& response) {
+  std::memset(request.data(), 0, request.size());
+  if (::ioctl(notify_.get(), SECCOMP_IOCTL_NOTIF_RECV, request.data()) != 0) return;
+  seccomp_notif n;
+  std::memcpy(&n, request.data(), sizeof n);
+  RefusedCall call = match_refused_call(n.data.arch, n.data.nr, reinterpret_cast<const std::uint64_t*>(n.data.args));
+  if (tally_.count(call, now_unix_ms())) {
+    say(std::string(program_invocation_short_name) + ": seccomp: refused " + printable(tally_.first()) +
+        (kill_ ? " (tripwire = \"kill\": the session ends)" : " (the record counts every refused call)"));
+    if (kill_) {
+      killed_by_ = "the refused call " + tally_.first();
+      if (on_first_) on_first_();
+    }
+  }
+  seccomp_notif_resp r{};
+  r.id = n.id;
+  r.error = -call.errno_value;
+  std::memset(response.data(), 0, response.size());
+  std::memcpy(response.data(), &r, sizeof r);
+  (void)::ioctl(notify_.get(), SECCOMP_IOCTL_NOTIF_SEND, response.data());
+}
+
+nlohmann::json SeccompRecorder::json(const LaunchPlan& plan) const {
+  if (plan.seccomp.path.empty()) return nullptr;
+  if (plan.seccomp.listener.empty())
+    return {{"recorded", false}, {"why", "gVisor: the sentry answers the profile's refusals itself (no listener); they are not recorded"}};
+  nlohmann::json out = {{"recorded", true}, {"mode", tripwire_mode_name(plan.tripwire.mode)}};
+  out.update(tally_.json());
+  return out;
+}
+
+}  // namespace asbx
