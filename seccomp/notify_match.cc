@@ -12,10 +12,10 @@ namespace {
 
 struct Target {
   int call;
-  const SeccompRow* row;
+  std::vector<const SeccompRow*> rows;  // every recorded row naming the call (socket has two)
 };
 
-// (audit arch, nr) -> the recorded row that names the call. Built once from the table.
+// (audit arch, nr) -> the recorded rows that name the call. Built once from the table.
 const std::map<std::pair<std::uint32_t, long>, Target>& targets() {
   static const auto map = [] {
     std::map<std::pair<std::uint32_t, long>, Target> out;
@@ -24,11 +24,10 @@ const std::map<std::pair<std::uint32_t, long>, Target>& targets() {
       for (const auto& c : arch.calls) {
         auto at = std::find(names.begin(), names.end(), c.name);
         if (c.nr < 0 || at == names.end()) continue;
+        Target t{int(at - names.begin()), {}};
         for (const auto& row : seccomp_table())
-          if (row.recorded && std::find(row.calls.begin(), row.calls.end(), c.name) != row.calls.end()) {
-            out.emplace(std::make_pair(arch.audit_arch, c.nr), Target{int(at - names.begin()), &row});
-            break;
-          }
+          if (row.recorded && std::find(row.calls.begin(), row.calls.end(), c.name) != row.calls.end()) t.rows.push_back(&row);
+        if (!t.rows.empty()) out.emplace(std::make_pair(arch.audit_arch, c.nr), std::move(t));
       }
     return out;
   }();
@@ -43,6 +42,19 @@ const char* clone_flag_name(std::uint64_t flag) {
   for (const auto& [bit, name] : names)
     if (bit == flag) return name;
   return "CLONE_NEW?";
+}
+
+bool inet(std::uint64_t family) { return family == 2 || family == 10; }  // AF_INET, AF_INET6
+
+// Which of the call's rows refused it: socket's family rule refuses every family but AF_INET/AF_INET6
+// (and the allowed ones), its type rule only those two: disjoint, as the profile renders them.
+const SeccompRow* row_of(const Target& t, const std::uint64_t* args) {
+  for (const SeccompRow* row : t.rows) {
+    if (row->match == SeccompMatch::socket_family && inet(args[0])) continue;
+    if (row->match == SeccompMatch::inet_type && !inet(args[0])) continue;
+    return row;
+  }
+  return t.rows.front();
 }
 
 }  // namespace
@@ -65,9 +77,9 @@ RefusedCall match_refused_call(std::uint32_t audit_arch, std::int32_t nr, const 
   auto it = targets().find({audit_arch, nr});
   if (it == targets().end()) return out;
   out.call = it->second.call;
-  const SeccompRow& row = *it->second.row;
+  const SeccompRow& row = *row_of(it->second, args);
   out.errno_value = row.errno_value;
-  if (row.match == SeccompMatch::socket_family) out.family = args[0] < std::uint64_t(kAfMax) ? int(args[0]) : kAfMax;
+  if (row.match == SeccompMatch::socket_family || row.match == SeccompMatch::inet_type) out.family = args[0] < std::uint64_t(kAfMax) ? int(args[0]) : kAfMax;
   if (row.match == SeccompMatch::clone_new_ns) out.clone_flags = args[0] & kCloneNewMask;
   return out;
 }

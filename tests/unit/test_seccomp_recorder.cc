@@ -73,6 +73,17 @@ TEST_CASE("seccomp recorder: every call of a recorded row has a number on this m
     }
 }
 
+TEST_CASE("seccomp recorder: socket's two recorded rows answer their own errno") {
+  std::uint64_t alg[6] = {38, 1, 0, 0, 0, 0}, raw[6] = {2, 3, 0, 0, 0, 0}, pair[6] = {16, 1, 0, 0, 0, 0};
+  CHECK(match_refused_call(AUDIT_ARCH_X86_64, SYS_socket, alg).errno_value == EAFNOSUPPORT);
+  RefusedCall r = match_refused_call(AUDIT_ARCH_X86_64, SYS_socket, raw);  // SOCK_RAW on AF_INET
+  CHECK(r.errno_value == ESOCKTNOSUPPORT);
+  CHECK(describe_refused(r) == "socket(AF_INET)");
+  CHECK(match_refused_call(AUDIT_ARCH_X86_64, SYS_socketpair, pair).errno_value == EAFNOSUPPORT);
+  CHECK(match_refused_call(AUDIT_ARCH_X86_64, SYS_setsockopt, raw).errno_value == ENOPROTOOPT);
+  CHECK(match_refused_call(AUDIT_ARCH_X86_64, SYS_memfd_secret, raw).errno_value == ENOSYS);
+}
+
 TEST_CASE("seccomp recorder: the tally is fixed counters, the first said once") {
   RefusalTally t;
   CHECK(t.json()["refused"] == 0);
@@ -100,10 +111,11 @@ TEST_CASE("seccomp recorder: recorded rows notify the listener, clone3 stays ENO
   for (const auto& e : out["syscalls"]) {
     bool ours = e.value("comment", "").rfind("agent-sandbox: ", 0) == 0;
     if (!ours) continue;
-    bool clone3 = e["names"] == json::array({"clone3"});
-    CHECK(e["action"] == (clone3 ? "SCMP_ACT_ERRNO" : "SCMP_ACT_NOTIFY"));
-    CHECK(e.contains("errnoRet") == clone3);
-    notify += !clone3;
+    // the table's two unrecorded rows: clone3 (ENOSYS) and AF_INET/AF_INET6's other protocols
+    bool plain = e["names"] == json::array({"clone3"}) || e.value("errnoRet", 0) == EPROTONOSUPPORT;
+    CHECK(e["action"] == (plain ? "SCMP_ACT_ERRNO" : "SCMP_ACT_NOTIFY"));
+    CHECK(e.contains("errnoRet") == plain);
+    notify += !plain;
   }
   CHECK(notify > 40);
   CHECK_FALSE(render_seccomp_profile(base).contains("listenerPath"));
