@@ -6,7 +6,10 @@
 #include <dirent.h>
 #include <set>
 #include <sstream>
+#include <linux/kcmp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <utility>
 
 #include "launcher/podman/cgroup_monitor.h"
@@ -26,10 +29,21 @@ bool list(const std::string& dir, std::vector<std::string>& out) {
   return true;
 }
 
+// Does thread `tid` share `what` (KCMP_FILES, KCMP_VM) with its process `pid`? Unknown: no.
+bool shares(const std::string& pid, const std::string& tid, int what) {
+  if (pid == tid) return false;
+  long a = std::strtol(pid.c_str(), nullptr, 10), b = std::strtol(tid.c_str(), nullptr, 10);
+  return ::syscall(SYS_kcmp, a, b, what, 0, 0) == 0;
+}
+
 struct Scan {
   const std::vector<dev_t>& devs;
+  const std::function<bool()>& interrupt;
   std::set<std::pair<dev_t, ino_t>> seen;
   HiddenUsage u;
+  std::int64_t looked = 0;
+
+  bool done() const { return u.interrupted || !u.error.empty(); }
 
   void fail(const std::string& what) {
     if (u.error.empty()) u.error = "cannot read " + what + ": " + std::strerror(errno);
@@ -43,6 +57,11 @@ struct Scan {
       return;
     }
     for (const auto& n : names) {
+      if (++looked > kMaxHiddenLinks) {
+        if (u.error.empty()) u.error = "more than " + std::to_string(kMaxHiddenLinks) + " open files and mappings to look at";
+        return;
+      }
+      if (interrupt && looked % 1024 == 0 && (u.interrupted = interrupt())) return;
       struct stat st{};
       if (::stat((dir + "/" + n).c_str(), &st) != 0) continue;  // closed meanwhile, or not a file
       if (st.st_nlink != 0 || std::find(devs.begin(), devs.end(), st.st_dev) == devs.end()) continue;
@@ -54,8 +73,9 @@ struct Scan {
 
 }  // namespace
 
-HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& devs, const std::string& proc) {
-  Scan s{devs, {}, {}};
+HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& devs, const std::string& proc,
+                         const std::function<bool()>& interrupt) {
+  Scan s{devs, interrupt, {}, {}};
   if (procs.empty() || devs.empty()) return s.u;
   auto text = read_small_file(procs);
   if (!text) {  // the cgroup is gone: nothing of the session runs
@@ -64,7 +84,7 @@ HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& dev
   }
   std::istringstream in(*text);
   std::string pid;
-  while (in >> pid) {
+  while (!s.done() && in >> pid) {
     std::vector<std::string> tids;
     std::string task = proc + "/" + pid + "/task";
     if (!list(task, tids)) {
@@ -72,8 +92,9 @@ HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& dev
       continue;
     }
     for (const auto& tid : tids) {
-      s.links(task + "/" + tid + "/fd", true);
-      s.links(task + "/" + tid + "/map_files", false);  // needs CAP_SYS_ADMIN on older kernels
+      if (s.done()) break;
+      if (!shares(pid, tid, KCMP_FILES)) s.links(task + "/" + tid + "/fd", true);
+      if (!shares(pid, tid, KCMP_VM)) s.links(task + "/" + tid + "/map_files", false);  // CAP_SYS_ADMIN on older kernels
     }
   }
   return s.u;

@@ -5,6 +5,7 @@
 // each unnamed inode on a watched filesystem counts once (st_blocks * 512, one inode).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -15,10 +16,18 @@ struct HiddenUsage {
   std::int64_t bytes = 0;
   std::int64_t inodes = 0;
   std::string error;  // "" or why a task's open files could not be read (the measurement is then incomplete)
+  bool interrupted = false;  // `interrupt` answered true: nothing measured, measure again (frozen)
 };
 
+// At most this many links are looked at per measurement (a hostile session can hold ten million
+// fds: 512 processes x 20000); past it the measurement is incomplete (`error`), which fails closed.
+constexpr std::int64_t kMaxHiddenLinks = 2'000'000;
+
 // `procs` is the cgroup's cgroup.procs file ("" = no cgroup known: nothing is read). A missing
-// file or task means it ended (nothing held); any other failure is said in `error`.
-HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& devs, const std::string& proc = "/proc");
+// file or task means it ended (nothing held); any other failure is said in `error`. A thread that
+// shares its process's fd table (or mappings) is not read again (kcmp). `interrupt`, asked every
+// 1024 links, may end the measurement early (`interrupted`): the disk counters pressed meanwhile.
+HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& devs, const std::string& proc = "/proc",
+                         const std::function<bool()>& interrupt = {});
 
 }  // namespace asbx

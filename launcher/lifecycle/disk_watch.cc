@@ -141,7 +141,11 @@ void DiskWatch::walk(bool frozen, const std::string& near) {
     ++interrupted_, walk_total_ms_ += steady_ms() - t0;
     return walk(true, pressed_near);
   }
-  HiddenUsage h = hidden_usage(procs_, devs_);
+  HiddenUsage h = hidden_usage(procs_, devs_, "/proc", can_press ? pressure(pressed_near) : nullptr);
+  if (h.interrupted) {  // the same: an agent holding many fds must not stretch an unfrozen measurement
+    ++interrupted_, walk_total_ms_ += steady_ms() - t0;
+    return walk(true, pressed_near);
+  }
   std::string stopped = u.stopped.empty() && !h.error.empty() ? "the session's open files: " + h.error : u.stopped;
   if (stopped_.empty()) stopped_ = stopped;
   hidden_bytes_ = h.bytes, hidden_inodes_ = h.inodes, peak_hidden_bytes_ = std::max(peak_hidden_bytes_, h.bytes);

@@ -4,6 +4,8 @@ files copied back after the watcher stopped. Each on a loop-mounted ext4 the tes
 (test_disk.LoopFs); each with a control showing the trap is real.
 """
 import os
+import pathlib
+import shutil
 import subprocess
 import threading
 import time
@@ -117,6 +119,27 @@ class SlowWalk(DiskSeatTest):
         self.assertKilledDisk(proc, rec, "budget")
         self.assertLess((ws / "big").stat().st_size, 100 * MiB + OVERSHOOT)
         self.assertLess(rec["disk"]["peak_bytes"], 100 * MiB + OVERSHOOT)
+
+
+class ManyOpenFiles(DiskSeatTest):
+    """Hundreds of threads holding thousands of fds made the count of files held open without a
+    name take 13-29 s, unfrozen and unchecked: 1.3 GiB were written against a 100m budget, the
+    floor crossed, exit 0 and `peak_bytes` 0. Threads sharing their process's fd table are now read
+    once, and the count itself is interrupted (and redone frozen) when the disk counters press."""
+    FS_MIB = 2048
+
+    def test_a_writer_hidden_behind_a_slow_count_is_still_stopped_at_its_budget(self):
+        if not shutil.which("gcc"):
+            self.skipTest("gcc is missing")
+        ws = self.workspace("fds")
+        source = pathlib.Path(__file__).parent / "probes" / "fd_hoard.c"
+        subprocess.run(["gcc", "-static", "-O1", "-o", str(ws / "fd_hoard"), str(source), "-lpthread"], check=True)
+        os.chown(ws / "fd_hoard", AGENT_UID, AGENT_UID)
+        # past the first periodic walk (10 s), 450 threads x 8000 fds
+        proc, rec = self.session("disk-fds", ws, "ulimit -n 8192; ./fd_hoard 450 11 1300 big; echo exited $?",
+                                 "--disk", "100m")
+        self.assertKilledDisk(proc, rec, "budget")
+        self.assertLess(rec["disk"]["peak_bytes"], 100 * MiB + OVERSHOOT, rec["disk"])
 
 
 class CopyBack(DiskSeatTest):
