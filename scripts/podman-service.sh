@@ -15,10 +15,23 @@ ping() { curl -fsS --max-time 2 --unix-socket "$ASBX_SOCKET" http://d/_ping >/de
 # life, and a clone that is deleted meanwhile would leave every exit unprocessed.
 conf=$ASBX_RUN/containers.conf
 
+# The service's conf: the project's, plus the gVisor wrappers where runsc is installed, so that a
+# stop or removal sent here for a gVisor session's container (a user's `podman rm -f`, an older
+# launcher's gc) reaches runsc instead of leaving the sandbox running (docs/THREATS.md).
+runsc_dir() { local d=/usr/libexec/agent-sandbox; [[ -x $d/runsc-ptrace ]] || d=$ASBX_BUILD/libexec/agent-sandbox; echo "$d"; }
+service_conf() {
+  cat "$CONTAINERS_CONF"
+  [[ -x /usr/bin/runsc ]] || return 0
+  local dir; dir=$(runsc_dir)
+  printf '\n[engine.runtimes]\nrunsc-ptrace = ["%s/runsc-ptrace"]\nrunsc-kvm = ["%s/runsc-kvm"]\n' "$dir" "$dir"
+}
+
 start() {
   mkdir -p "$ASBX_RUN"
-  local changed=0
-  cmp -s "$CONTAINERS_CONF" "$conf" || { install -m 0644 "$CONTAINERS_CONF" "$conf"; changed=1; }
+  local changed=0 want
+  want=$(mktemp "$ASBX_RUN/.conf.XXXXXX")
+  service_conf >"$want"
+  if cmp -s "$want" "$conf"; then rm -f "$want"; else chmod 0644 "$want"; mv -f "$want" "$conf"; changed=1; fi
   if ((changed == 0)) && alive && ping; then return 0; fi
   stop
   # cwd matters: conmon drops its oom marker there (podman 4.3). exec all the way down, so
@@ -43,8 +56,7 @@ stop() {
 runsc_pidfile=$ASBX_RUN/podman-runsc.pid runsc_socket=$ASBX_RUN/podman-runsc.sock
 runsc_start() {
   [[ -x /usr/bin/runsc ]] || return 0
-  local dir=/usr/libexec/agent-sandbox
-  [[ -x $dir/runsc-ptrace ]] || dir=$ASBX_BUILD/libexec/agent-sandbox
+  local dir; dir=$(runsc_dir)
   sed "s|/usr/libexec/agent-sandbox|$dir|" "$ASBX_ROOT/scripts/containers-runsc.conf" >"$ASBX_RUN/containers-runsc.conf"
   runsc_stop
   (cd "$ASBX_RUN" && CONTAINERS_CONF=$ASBX_RUN/containers-runsc.conf exec setsid podman system service --time=0 \
