@@ -157,7 +157,7 @@ void DiskWatch::walk(bool frozen, const std::string& near) {
     ended_ = verdict, ended_fs_ = near, ended_stopped_ = stopped, after_exit_ = !kill_;
     if (kill_) kill_();  // a frozen task dies once thawed: SIGKILL first, then thaw
   }
-  if (froze) freeze(false);
+  if (frozen) freeze(false);  // also after a freeze that did not complete: never left FREEZING
   last_walk_ms_ = steady_ms();
   walk_len_ms_ = last_walk_ms_ - t0;
   walk_total_ms_ += walk_len_ms_;
