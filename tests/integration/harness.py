@@ -73,6 +73,15 @@ def podman(*args, socket=SOCKET, check=True):
                           check=check, env=env)
 
 
+def removals_done(runtime_dir, settle=30):
+    """Waits up to `settle` s for the detached removers of ended sessions to finish: each holds a
+    `.removal-<container>` marker in the seat's runtime dir while it runs (launcher/podman/deferred_removal.h)."""
+    until = time.monotonic() + settle
+    while time.monotonic() < until and pathlib.Path(runtime_dir).is_dir() and any(
+            p.name.startswith(".removal-") for p in pathlib.Path(runtime_dir).iterdir()):
+        time.sleep(0.1)
+
+
 def session_containers(session_id=None, socket=SOCKET, settle=30):
     """The session's containers. A session that ended cleanly answered before its container was
     removed (a detached remover does it: docs/DECISIONS.md, "the wait for podman's cleanup"): one

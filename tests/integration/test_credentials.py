@@ -9,7 +9,7 @@ import time
 import tomllib
 import unittest
 
-from harness import CODES, LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, Seat, SeatTest, podman, readable_copies, session_containers, sha256, unavailable
+from harness import CODES, LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, Seat, SeatTest, podman, readable_copies, session_containers, sha256, unavailable, removals_done
 from test_rootless import USER, rootless_socket
 
 MARKER = "asbx-credmounts-MARKER-7f3c9e"  # the "secret": must appear nowhere outside the copy
@@ -123,7 +123,7 @@ class Hygiene(CredentialTest):
 
         def observe():  # while the agent runs: inspect JSON and every host command line
             for _ in range(200):
-                if session_containers(sid):
+                if session_containers(sid, settle=0):
                     break
                 time.sleep(0.05)
             time.sleep(1)
@@ -164,7 +164,8 @@ class Refresh(CredentialTest):
         self.assertIn("agent-sandbox: warning: the codex credential was refreshed inside the container; the host "
                       "file is unchanged, but a single-use refresh token rotated inside can invalidate the host's "
                       "login (log in again on the seat if it stops working)", proc.stderr.decode())
-        run = self.seat.dir / "run"  # nothing was staged on the seat's disk (the session's seccomp
+        run = self.seat.dir / "run"
+        removals_done(run)  # nothing was staged on the seat's disk (the session's seccomp
         # profile is written there before create and removed after: the directory may stay, empty)
         self.assertEqual(sorted(run.rglob("*")) if run.exists() else [], [])
 
@@ -252,6 +253,7 @@ class NothingOnTheSeatsDisk(CredentialTest):
         proc, record = self.run_cred("--id", "credmounts-disk", "--runtime", "codex", "--", "bash", "-c",
                                      f"ls -A {run_dir} 2>&1; ls /sandbox-secrets /sandbox-report 2>&1 | wc -l")
         self.assertEqual(proc.returncode, 0, proc.stderr)
+        removals_done(run_dir)  # the container's remover may still hold its marker there
         self.assertFalse(run_dir.exists() and any(run_dir.iterdir()), "something was staged on the seat's disk")
         self.assertNotIn(MARKER.encode(), proc.stdout)
         self.assertEqual(record["error_kind"], None)
