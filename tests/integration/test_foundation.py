@@ -144,7 +144,7 @@ class FailClosed(SeatTest):
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             for _ in range(100):
-                if session_containers("fc-dup"):
+                if session_containers("fc-dup", settle=0):
                     break
                 subprocess.run(["sleep", "0.05"])
             proc, record = self.seat.status("--id", "fc-dup", "--", "true")

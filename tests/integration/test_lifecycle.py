@@ -113,7 +113,7 @@ class Signals(SeatTest):
                              env=self.seat.env())
         self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
         for _ in range(100):
-            if session_containers(sid) and self.running(sid):
+            if session_containers(sid, settle=0) and self.running(sid):
                 return p, status
             time.sleep(0.1)
         self.fail("session did not start")
