@@ -17,6 +17,7 @@ declare -A SMOKE=(
   [git_scan.sh]="$bench/git_scan.sh 2000 2"
   [inject.py]="$bench/inject.py --runs 1 --build $ASBX_BUILD --request-kib 4 --response-kib 4 --events 50"
   [seccomp.sh]="$bench/seccomp.sh 1 1000"
+  [seccomp_recorder.sh]="$bench/seccomp_recorder.sh $ASBX_BUILD 1 1000"
   [levers.sh]="$bench/levers.sh --runs 1"
   [disk_watch.py]="$bench/disk_watch.py --build $ASBX_BUILD --runs 1 --seconds 1"
   [gvisor.sh]="$bench/gvisor.sh 1 1000"
