@@ -89,10 +89,12 @@ def session_containers(session_id=None, socket=SOCKET, settle=30):
     label = "agent-sandbox.session" + ("=" + session_id if session_id else "")
     until = time.monotonic() + settle
     while True:
-        out = podman("ps", "-a", "--filter", "label=" + label, "--format", "{{.Names}} {{.State}}", socket=socket).stdout
-        rows = [line.split(" ", 1) + [""] for line in out.splitlines() if line]
-        if all(r[1] in ("running", "paused") for r in rows) or time.monotonic() > until:
-            return [r[0] for r in rows]
+        # The JSON's State is podman's own word ("running"); the template's {{.State}} is the
+        # status line ("Up 3 seconds ago") on podman 4.3.
+        out = podman("ps", "-a", "--filter", "label=" + label, "--format", "json", socket=socket).stdout
+        rows = [(c["Names"][0], c["State"]) for c in json.loads(out or "[]")]
+        if all(state in ("running", "paused") for _, state in rows) or time.monotonic() > until:
+            return [name for name, _ in rows]
         time.sleep(0.1)
 
 
