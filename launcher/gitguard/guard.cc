@@ -15,6 +15,7 @@
 #include "gitscan/advice.h"
 #include "gitscan/index.h"
 #include "launcher/gitguard/scan.h"
+#include "launcher/gitguard/walk.h"
 #include "launcher/lifecycle/pump.h"
 
 namespace asbx {
@@ -74,8 +75,8 @@ void say(const LaunchPlan& plan, const GitReport& r, std::vector<std::string>& w
       warnings.push_back("git: removed '" + g.path + "': an entry's path is one git refuses (outside the work tree); "
                          "rebuild it with 'git reset'");
   if (!r.stripped.empty())
-    warnings.push_back("git: cleared setuid/setgid on " + std::to_string(r.stripped.size()) +
-                       " file(s) the agent left (the record's git.setid_stripped names each)");
+    warnings.push_back("git: cleared setuid/setgid or world-write on " + std::to_string(r.stripped.size()) +
+                       " entr(ies) the agent left (the record's git.setid_stripped names each)");
   for (const auto& n : r.not_copied_back) warnings.push_back("git: " + n);
   for (const auto& s : r.stopped) warnings.push_back("git: the history scan after the session is incomplete: " + s);
   for (const auto& q : r.quarantined)
@@ -100,9 +101,23 @@ void GitGuard::lock_workspace(const std::string& path) {
   throw Error(ErrorKind::workspace_rejected, "cannot lock workspace '" + printable(path) + "': " + std::strerror(errno));
 }
 
+// The walk sees what is beneath the workspace; the directory itself (the agent may own it) gets
+// back what it had of setgid and world-write when it was pinned, no more.
+void GitGuard::restore_workspace_mode(const std::string& path, GitReport& r) {
+  struct stat now{};
+  if (::fstat(workspace_.get(), &now) != 0) return;
+  mode_t added = now.st_mode & 02002 & ~workspace_before_.st_mode;
+  if (!added) return;
+  std::string why = clear_mode_bits(workspace_.get(), now, added);
+  mode_t mode = now.st_mode & 07777;
+  if (why.empty()) r.strip({path, static_cast<unsigned>(mode), static_cast<unsigned>(mode & ~added)});
+  else r.find({path, "setid_left", {}, "setgid/world-write could not be cleared: " + why});
+}
+
 void GitGuard::pin(const LaunchPlan& plan) {
   if (plan.git.shape.empty()) return;  // no workspace
   workspace_ = open_pinned(plan.git.workspace, ErrorKind::workspace_rejected);
+  ::fstat(workspace_.get(), &workspace_before_);
   lock_workspace(plan.git.workspace.path);
   if (plan.git.shape == "none") return;
   gitdir_ = open_pinned(plan.git.gitdir, ErrorKind::git_unmountable);
@@ -162,6 +177,7 @@ void GitGuard::conclude(const LaunchPlan& plan, SessionResult& result) {
     if (staged_) tmpfs_.copy_back(plan, common_.get(), left, r, disk_room(result.disk));
     if (gitdir_) drop_bad_index(gitdir_.get(), plan.git.gitdir.path, plan.git.hash_len, r);
     r.entries += scan_workspace(workspace_.get(), plan.git, plan.git.container_workspace, limits, ws_q, r);
+    restore_workspace_mode(plan.git.workspace.path, r);
     if (plan.git.shape == "linked_worktree") find_operation_in_progress(gitdir_.get(), plan.git.gitdir.path, r);
     history.deadline_ms = steady_ms() + kHistoryBudgetMs;
     if (staged_) scan_git(plan, left, history, r);

@@ -5,12 +5,13 @@
 //   stage    between init and start: a plain clone's HEAD, index and packed-refs into its tmpfs
 //            gitdir; the refs and gitlinks as they are, to compare with afterwards;
 //   conclude after the agent ended, on every ending (exit, timeout, signal, OOM, a launcher
-//            error after start), before the launcher returns: sweep the writable git dirs, strip
-//            setuid/setgid, copy the tmpfs files back, scan for what a host git would obey;
-//            the record's `git` object and one warning per finding. Never throws.
+//            error after start), before the launcher returns: sweep the writable git dirs, clear
+//            setuid/setgid and world-write, copy the tmpfs files back, scan for what a host
+//            git would obey; the record's `git` object and one warning per finding. Never throws.
 #pragma once
 #include <set>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 #include "base/beneath.h"
@@ -35,9 +36,11 @@ class GitGuard {
   void scan_git(const LaunchPlan& plan, const GitdirFiles& left, WalkBudget& budget, GitReport& report);
   GitdirFiles worktree_files(const LaunchPlan& plan) const;
   void lock_workspace(const std::string& path);
+  void restore_workspace_mode(const std::string& path, GitReport& report);
 
   UniqueFd workspace_lock_;  // flock'd from pin to the guard's end: one session per workspace
   UniqueFd workspace_, gitdir_, common_;
+  struct stat workspace_before_{};  // its mode when pinned
   std::vector<UniqueFd> writable_;  // as plan.git.writable
   TmpfsGitdir tmpfs_;
   RefState refs_before_;

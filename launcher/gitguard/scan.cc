@@ -26,11 +26,15 @@ void left(GitReport& report, GitFinding f) {
   report.find(std::move(f));
 }
 
+// Setuid/setgid on a file runs as the owner; setgid on a directory hands its group to what the
+// owner makes there; world-write lets any seat user change the owner's checkout.
 void strip(const WalkEntry& e, GitReport& report) {
-  if (!S_ISREG(e.st.st_mode) || !(e.st.st_mode & 06000)) return;
-  std::string why = strip_setid(e.dirfd, e.name, e.st);
-  if (why.empty()) report.strip({e.path, static_cast<unsigned>(e.st.st_mode & 07777), static_cast<unsigned>(e.st.st_mode & 01777)});
-  else left(report, {e.path, "setid_left", {}, "setuid/setgid could not be cleared: " + why});
+  mode_t bits = S_ISREG(e.st.st_mode) ? 06002 : S_ISDIR(e.st.st_mode) ? 02002 : 0;
+  if (!(e.st.st_mode & bits)) return;
+  std::string why = strip_setid(e.dirfd, e.name, e.st, bits);
+  mode_t mode = e.st.st_mode & 07777;
+  if (why.empty()) report.strip({e.path, static_cast<unsigned>(mode), static_cast<unsigned>(mode & ~bits)});
+  else left(report, {e.path, "setid_left", {}, "setuid/setgid/world-write could not be cleared: " + why});
 }
 
 std::int64_t walked(const WalkOutcome& out, GitReport& report) {

@@ -140,17 +140,22 @@ std::string special_kind(mode_t mode) {
   return "";
 }
 
-std::string strip_setid(int dirfd, const std::string& name, const struct stat& seen) {
-  UniqueFd fd(open_beneath(dirfd, name, O_PATH));
+std::string clear_mode_bits(int fd, const struct stat& seen, mode_t bits) {
   struct stat st{};
-  if (!fd || ::fstat(fd.get(), &st) != 0) return std::string("cannot open it: ") + std::strerror(errno);
-  if (!S_ISREG(st.st_mode) || st.st_ino != seen.st_ino || st.st_dev != seen.st_dev) return "it was replaced meanwhile";
+  if (fd < 0 || ::fstat(fd, &st) != 0) return std::string("cannot open it: ") + std::strerror(errno);
+  if ((st.st_mode & S_IFMT) != (seen.st_mode & S_IFMT) || st.st_ino != seen.st_ino || st.st_dev != seen.st_dev)
+    return "it was replaced meanwhile";
   // fchmod needs a readable fd; the agent may have left the file unreadable (mode 4000): the
   // O_PATH fd through /proc/self/fd reaches the very inode without a path the agent controls.
-  std::string proc = "/proc/self/fd/" + std::to_string(fd.get());
-  if (::chmod(proc.c_str(), st.st_mode & 01777) != 0)
-    return std::string("chmod failed: ") + std::strerror(errno);
+  std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  if (::chmod(proc.c_str(), st.st_mode & 07777 & ~bits) != 0) return std::string("chmod failed: ") + std::strerror(errno);
   return "";
+}
+
+std::string strip_setid(int dirfd, const std::string& name, const struct stat& seen, mode_t bits) {
+  UniqueFd fd(open_beneath(dirfd, name, O_PATH));
+  if (!fd) return std::string("cannot open it: ") + std::strerror(errno);
+  return clear_mode_bits(fd.get(), seen, bits);
 }
 
 }  // namespace asbx

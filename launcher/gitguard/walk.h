@@ -63,6 +63,8 @@ void walk_beneath(int root_fd, const std::string& label, WalkBudget& budget,
 std::string special_kind(mode_t mode);
 // Clears S_ISUID/S_ISGID of the regular file `name` in `dirfd` (never through a link: an O_PATH fd
 // checked to be the same inode). Returns "" or why it could not.
-std::string strip_setid(int dirfd, const std::string& name, const struct stat& seen);
+std::string strip_setid(int dirfd, const std::string& name, const struct stat& seen, mode_t bits);
+// The same on an fd already held (O_PATH is enough): `bits` cleared when it is still `seen`.
+std::string clear_mode_bits(int fd, const struct stat& seen, mode_t bits);
 
 }  // namespace asbx

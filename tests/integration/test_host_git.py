@@ -477,6 +477,38 @@ class SetuidFiles(HostGit):
         os.chmod(ws / "x", 0o4755)
         self.assertEqual(self.euid_as_nobody(ws / "x"), str(OWNER))
 
+    def nobody_creates(self, directory):
+        out = subprocess.run(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups", "touch",
+                              str(directory / "planted")], capture_output=True, timeout=30)
+        return out.returncode == 0
+
+    def test_setgid_and_world_writable_directories_never_survive_the_session(self):
+        # A hostile pass's finding: the sweep cleared setuid/setgid on files only, so a directory the
+        # agent opened to every seat user (the workspace itself included) stayed open after it.
+        ws = self.clone("sgid-dirs")
+        os.chmod(ws, 0o755)
+        script = ("chmod 2777 . && mkdir d t && chmod 2777 d && chmod 1777 t && touch f && chmod 666 f && "
+                  "stat -c '%a %n' . d t f\n")
+        proc, record = self.session("hg-sgid-dirs", ws, script)
+        self.assertSessionExited(proc, record)
+        self.assertEqual(proc.stdout.decode().split(), ["2777", ".", "2777", "d", "3777", "t", "666", "f"])
+        self.assertEqual(record["git"]["setid_stripped"], [
+            {"path": str(ws), "mode": "2777", "now": "0775"},
+            {"path": str(ws / "d"), "mode": "2777", "now": "0775"},
+            {"path": str(ws / "f"), "mode": "0666", "now": "0664"},
+            {"path": str(ws / "t"), "mode": "3777", "now": "1775"}])
+        self.assertIn("agent-sandbox: warning: git: cleared setuid/setgid or world-write on 4 entr(ies) the agent left "
+                      "(the record's git.setid_stripped names each)", proc.stderr.decode())
+        for d in (ws, ws / "d", ws / "t"):
+            self.assertFalse(self.nobody_creates(d), d)
+
+    def test_control_a_world_writable_directory_on_the_host_takes_anyones_files(self):
+        ws = self.clone("sgid-ctl")
+        os.chmod(ws, 0o755)
+        (ws / "d").mkdir()
+        os.chmod(ws / "d", 0o2777)
+        self.assertTrue(self.nobody_creates(ws / "d"))
+
 
 class CommitsStillLand(GitSeatMirror):
     """Commits, branches, stash, rebase, merge and a fetch from a local path made inside land on the host."""
