@@ -19,8 +19,9 @@ namespace {
 }  // namespace
 
 void CanaryWatch::arm(int home_fd, const TripwirePlan& plan, const std::string& mark, bool chown, unsigned uid,
-                      unsigned gid) {
+                      unsigned gid, bool on_read) {
   if (plan.canaries.empty()) return;
+  event_ = on_read ? IN_ACCESS : IN_OPEN;
   inotify_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
   if (!inotify_) throw Error(ErrorKind::tripwire, std::string("tripwire: inotify_init1: ") + std::strerror(errno));
   for (const auto& path : plan.canaries) {
@@ -38,7 +39,7 @@ void CanaryWatch::watch(int home_fd, const std::string& path, bool dir) {
   UniqueFd at(open_under(home_fd, path, O_PATH | O_NOFOLLOW | (dir ? O_DIRECTORY : 0), false, true));
   if (!at) fail(path, std::string("cannot open it: ") + std::strerror(errno));
   std::string proc = "/proc/self/fd/" + std::to_string(at.get());
-  int wd = ::inotify_add_watch(inotify_.get(), proc.c_str(), IN_OPEN | (dir ? IN_ONLYDIR : 0));
+  int wd = ::inotify_add_watch(inotify_.get(), proc.c_str(), event_ | (dir ? IN_ONLYDIR : 0));
   if (wd < 0) fail(path, std::string("inotify_add_watch: ") + std::strerror(errno));
   watches_[wd] = {path, dir};
 }
@@ -52,7 +53,7 @@ void CanaryWatch::drain(const std::function<void(const std::string&)>& seen) {
       at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
       if (e->mask & IN_Q_OVERFLOW) seen("(events lost)");
       auto it = watches_.find(e->wd);
-      if (it == watches_.end() || !(e->mask & IN_OPEN)) continue;
+      if (it == watches_.end() || !(e->mask & event_)) continue;
       const auto& [path, dir] = it->second;
       if (!dir) seen(path);
       else if ((e->mask & IN_ISDIR) && e->len == 0) seen(path + "/");  // the directory itself, not a file in it

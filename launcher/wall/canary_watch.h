@@ -3,6 +3,7 @@
 // each decoy, listings of each decoy-only directory). Nothing inside the container takes part,
 // and it works rootless (the watch needs only read access to files the launcher wrote).
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,7 +17,10 @@ class CanaryWatch {
  public:
   // Each decoy 0600 (parents 0700), owned by uid:gid when `chown` (a root launcher), filled with
   // canary_content(path, mark). Throws Error(tripwire) naming the path.
-  void arm(int home_fd, const TripwirePlan& plan, const std::string& mark, bool chown, unsigned uid, unsigned gid);
+  // `on_read`: a decoy trips when read (a directory when listed), not when opened: under gVisor
+  // the gofer opens what the sentry only walks to (a `stat`, `ls -la ~`).
+  void arm(int home_fd, const TripwirePlan& plan, const std::string& mark, bool chown, unsigned uid, unsigned gid,
+           bool on_read = false);
   int fd() const { return inotify_.get(); }  // -1 when nothing is watched
   // What is queued now: `seen` gets each decoy opened ("relative/path") or directory listed
   // ("relative/dir/"); "(events lost)" when the kernel's queue overflowed.
@@ -28,6 +32,7 @@ class CanaryWatch {
  private:
   void watch(int home_fd, const std::string& path, bool dir);
   UniqueFd inotify_;
+  std::uint32_t event_ = 0;  // IN_OPEN, or IN_ACCESS on_read
   std::map<int, std::pair<std::string, bool>> watches_;  // watch descriptor → path, is a directory
 };
 

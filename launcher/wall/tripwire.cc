@@ -60,7 +60,8 @@ void Tripwire::arm(long pid, const LaunchPlan& plan, int home_fd, std::function<
     }
     unsigned uid = 0, gid = 0;
     std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
-    canaries_.arm(home_fd, t, mark_, !plan.rootless, uid, gid);  // rootless: keep-id maps us onto the agent already
+    // rootless: keep-id maps us onto the agent already; gVisor: its gofer opens what is only stat'ed
+    canaries_.arm(home_fd, t, mark_, !plan.rootless, uid, gid, plan.isolation.wall == "gvisor");
   } catch (const Error& e) {
     throw Error(ErrorKind::tripwire, std::string(e.what()) + "; nothing ran (the seat owner may turn the tripwire off: "
                                                              "tripwire = \"off\" in " + t.source + ")");
