@@ -39,6 +39,7 @@ enum class ErrorKind {
   attach_refused,
   credential_exposed,
   seccomp_unavailable,
+  killed_pids,
   killed_disk,
   disk_floor,
   isolation_unavailable,

@@ -83,6 +83,9 @@ struct Isolation {
   // inside the sandbox's own kernel, out of the seat's reach; each becomes a tmpfs the launcher
   // mounts on the seat (source: its path there, options: the plan's) and binds in.
   std::vector<Mount> seat_tmpfs;
+  // gvisor: the container's pids.max. The sandbox's own tasks and about ten per agent process
+  // count there (measured: plan/isolation.cc), so `--pids N` still means about N processes.
+  std::int64_t sandbox_pids = 0;
   bool operator==(const Isolation&) const = default;
 };
 

@@ -28,7 +28,7 @@ void note_survived_events(SessionResult& r, const LaunchPlan& plan) {
     r.warnings.push_back("the agent's exit code 159 is a process killed by SIGSYS: a call the seccomp profile does "
                          "not admit at all (the i386 or x32 ABI: int 0x80, a 32-bit program), or the agent's own "
                          "exit 159");
-  if (c.pids_refused > 0)
+  if (c.pids_refused > 0 && r.error_kind != ErrorKind::killed_pids)
     r.warnings.push_back("the pids limit of " + std::to_string(plan.limits.pids) + " refused " +
                          std::to_string(c.pids_refused) + " fork(s)");
 }
@@ -52,6 +52,12 @@ void decide_outcome(SessionResult& r, const LaunchPlan& plan, int code, const Wa
     r.outcome = "killed";
     r.exit_code = 128 + r.signal;
     r.message = "stopped: the launcher received signal " + std::to_string(r.signal);
+  } else if (r.cause == "pids" && plan.isolation.wall == "gvisor") {
+    // A sandbox that could not make a task of its own does not go on: runsc exits (2 here).
+    killed(r, ErrorKind::killed_pids,
+           "killed: the gVisor sandbox reached the session's pids limit (" + std::to_string(plan.isolation.sandbox_pids) +
+               " of the seat's pids for --pids " + std::to_string(plan.limits.pids) + "); runsc ended it" +
+               (code >= 0 ? " with " + std::to_string(code) : std::string()));
   } else if (r.cause == "oom" && (code == 128 + SIGKILL || plan.isolation.wall == "gvisor")) {
     // gVisor: the seat's OOM killer ends the whole sandbox, whatever code runsc then reports.
     killed(r, ErrorKind::killed_oom,

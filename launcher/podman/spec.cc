@@ -28,6 +28,12 @@ json resources_json(const Limits& l) {
   };
 }
 
+json resources_json(const LaunchPlan& plan) {
+  json r = resources_json(plan.limits);
+  if (plan.isolation.sandbox_pids > 0) r["pids"]["limit"] = plan.isolation.sandbox_pids;
+  return r;
+}
+
 json rlimits_json(const Limits& l) {
   return json::array({{{"type", "nofile"}, {"soft", l.nofile}, {"hard", l.nofile}},
                       {{"type", "nproc"}, {"soft", l.nproc}, {"hard", l.nproc}}});
@@ -91,7 +97,8 @@ json isolation_json(const Isolation& i) {
   for (const auto& m : i.seat_tmpfs) seat_tmpfs.push_back({{"source", m.source}, {"destination", m.destination}, {"options", m.options}});
   return {{"wall", i.wall}, {"oci_runtime", i.oci_runtime.empty() ? json(nullptr) : json(i.oci_runtime)},
           {"platform", i.platform.empty() ? json(nullptr) : json(i.platform)},
-          {"required_by", i.required_by.empty() ? json(nullptr) : json(i.required_by)}, {"seat_tmpfs", seat_tmpfs}};
+          {"required_by", i.required_by.empty() ? json(nullptr) : json(i.required_by)}, {"seat_tmpfs", seat_tmpfs},
+          {"sandbox_pids", i.sandbox_pids > 0 ? json(i.sandbox_pids) : json(nullptr)}};
 }
 
 json git_plan_json(const GitPlan& g) {
@@ -122,7 +129,7 @@ json create_body(const LaunchPlan& plan) {
       {"netns", netns_json(parse_network(plan.network, "--network"))},
       {"httpproxy", false},  // podman would copy its own proxy variables in: the plan's env is all
       {"r_limits", rlimits_json(plan.limits)},
-      {"resource_limits", resources_json(plan.limits)},
+      {"resource_limits", resources_json(plan)},
       {"mounts", mounts_json(plan.mounts)},
       // No copy of the agent's output in podman's storage (k8s-file would write userdata/ctr.log,
       // as large as all the agent prints): the launcher's attach is the only reader.

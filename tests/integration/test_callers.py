@@ -63,6 +63,8 @@ NOT_FORCIBLE_HERE = {
                            "has it (tests/unit/test_seccomp.cc forces it from facts)",
     "isolation_unavailable": "needs a session asking for gVisor where it cannot hold (tests/integration/test_gvisor.py "
                              "forces it: runsc missing, a weaker wall than the seat's)",
+    "killed_pids": "only a gVisor session whose sandbox reaches its pids limit (tests/integration/test_gvisor.py "
+                   "forces it)",
     "credential_exposed": "only inject mode's end-of-session scan returns it, when a real token value is found inside "
                           "the container; the agent never holds one (tests/integration/test_inject.py)",
 }

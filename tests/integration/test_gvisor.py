@@ -107,6 +107,30 @@ class Attribution(GvisorSeat):
         self.assertEqual(rec["cause"], "timeout")
         self.assertNothingCreated("gv-timeout")
 
+    # A hostile pass's finding: each agent process costs the sandbox about nine of the seat's pids,
+    # so `--pids 256` gave about 20 processes and the sandbox then died with exit 2, recorded as the
+    # agent's own code. Now pids.max is 96 + 10 per process asked for, and a sandbox that reaches it
+    # is killed_pids.
+    BACKGROUND = 'for i in $(seq %d); do sleep 60 & done; echo started; kill $(jobs -p); wait; echo done'
+
+    def test_the_processes_asked_for_are_the_agents(self):
+        proc, rec = self.seat.status("--id", "gv-pids-ok", "--isolation", "gvisor", "--pids", "64", "--",
+                                     "bash", "-c", self.BACKGROUND % 48)
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"started\ndone\n"), (proc.stderr, rec))
+        self.assertEqual((rec["cause"], rec["counters"]["pids_refused"]), (None, 0))
+        self.assertNothingCreated("gv-pids-ok")
+
+    def test_a_sandbox_at_its_pids_limit_is_killed_pids_not_the_agents_code(self):
+        proc, rec = self.seat.status("--id", "gv-pids", "--isolation", "gvisor", "--pids", "8", "--",
+                                     "bash", "-c", self.BACKGROUND % 60)
+        self.assertEqual(proc.returncode, CODES["killed_pids"], (proc.stderr, rec))
+        self.assertEqual((rec["outcome"], rec["cause"], rec["error_kind"]), ("killed", "pids", "killed_pids"))
+        self.assertGreater(rec["counters"]["pids_refused"], 0)
+        self.assertLessEqual(rec["counters"]["pids_peak"], 176)  # sampled: v1 keeps no peak
+        self.assertTrue(rec["message"].startswith("killed: the gVisor sandbox reached the session's pids limit (176 of "
+                                                  "the seat's pids for --pids 8); runsc ended it"), rec["message"])
+        self.assertNothingCreated("gv-pids")
+
 
 class SentryCompat(GvisorSeat):
     """Debian's sentry answers statx with AT_NO_AUTOMOUNT and a blocking read of a host socket

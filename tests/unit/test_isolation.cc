@@ -99,15 +99,22 @@ TEST_CASE("isolation: runsc missing, its wrapper missing, a rootless seat, injec
   check_refused([&] { build_plan(request("gvisor"), seat("", 1500), user(1500), facts()); }, ErrorKind::isolation_unavailable,
                 "gVisor (runsc): a guarantee cannot hold: rootless podman: the sandbox and the seat tmpfs the launcher "
                 "mounts for HOME need a rootful seat; nothing was created");
-  Request few = request("gvisor");
-  few.pids = 64;
-  check_refused([&] { build_plan(few, seat(""), user(0), facts()); }, ErrorKind::isolation_unavailable,
-                "gVisor (runsc): a guarantee cannot hold: the pids limit of 64: the sandbox's own threads and stubs "
-                "(about 70 on the ptrace platform) count against it, so it needs at least 256; nothing was created");
   LaunchPlan inject;
   inject.limits.pids = 512;
   inject.credentials.push_back(StagedCredential{"claude", "/c", "/sandbox/home/.claude/.credentials.json", {}, "inject", {}});
   CHECK(gvisor_refusal(inject).find("the end-of-session secret scan (inject mode)") == 0);
+}
+
+TEST_CASE("isolation: under gVisor pids.max holds the sandbox's own tasks and ten per process asked for") {
+  Request few = request("gvisor");
+  few.pids = 64;
+  LaunchPlan p = build_plan(few, seat(""), user(0), facts());
+  CHECK(p.limits.pids == 64);
+  CHECK(p.isolation.sandbox_pids == 96 + 640);
+  CHECK(create_body(p)["resource_limits"]["pids"]["limit"] == 736);
+  LaunchPlan runc = build_plan(request("runc"), seat(""), user(0), facts());
+  CHECK(runc.isolation.sandbox_pids == 0);
+  CHECK(create_body(runc)["resource_limits"]["pids"]["limit"] == runc.limits.pids);
 }
 
 TEST_CASE("isolation: under gVisor the tmpfs the launcher reaches into is a seat tmpfs bound in") {
