@@ -96,6 +96,10 @@ void SeccompRecorder::answer_one(std::string& request, std::string& response) {
       if (on_first_) on_first_();
     }
   }
+  // Kill mode, once tripped: no caller is answered. The SIGKILL to init reaches the rest of the
+  // session a moment later; an answer now would let the caller run on meanwhile (print, retry).
+  // A waiting caller ends with the session, or gets the kernel's ENOSYS when the fd closes.
+  if (kill_ && !killed_by_.empty()) return;
   seccomp_notif_resp r{};
   r.id = n.id;
   r.error = -call.errno_value;

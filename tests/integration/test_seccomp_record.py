@@ -9,16 +9,15 @@ podman: the calls are refused alike and nothing counts them.
 """
 import json
 import os
-import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, SOCKET, SeatTest, peak_rss_argv, peak_rss_bytes
-from test_seccomp import AGENT_UID, REFUSED, STILL_WORKS, SeccompProbeRootless, build_probe, control_run, table
+from harness import CODES, LAUNCHER, SOCKET, peak_rss_argv, peak_rss_bytes, removals_done
+from probe_seat import ProbeSeat, RootlessProbeSeat
+from test_seccomp import REFUSED, STILL_WORKS, control_run, table
 
 # The probe's "all" run, as the recorder counts it (personality's other values are answered by
 # the default action, clone3 by its own ENOSYS rule: neither is a recorded notification).
@@ -29,30 +28,18 @@ CALLS = {"clone": 2, "unshare": 1, "setns": 1, "mount": 1, "umount2": 1, "pivot_
 FAMILIES = {"AF_NETLINK": 1, "AF_PACKET": 1, "AF_ALG": 1, "AF_VSOCK": 1, "AF_46+": 1}
 
 
-class Recorded(SeatTest):
-    @classmethod
-    def setUpClass(cls):
-        if not shutil.which("gcc"):
-            raise unittest.SkipTest("gcc is missing")
-        cls.probe_dir = build_probe()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.probe_dir, ignore_errors=True)
+class Recorded(ProbeSeat):
+    SOURCE, LIBS = "seccomp_probe.c", ("-lpthread",)
 
     def workspace(self):
-        ws = self.seat.workspaces / "probe"
-        ws.mkdir(exist_ok=True)
-        shutil.copy2(self.probe_dir / "seccomp_probe", ws / "seccomp_probe")
-        for p in (ws, ws / "seccomp_probe"):
-            os.chown(p, AGENT_UID, AGENT_UID)
-        return ws
+        return self.probe_workspace("probe")
 
     def probe(self, session, *args, timeout=180):
         return self.seat.status("--id", session, "--workspace", str(self.workspace()), *args, timeout=timeout)
 
     def assertNothingLeft(self, session):
         self.assertNoContainer(session)
+        removals_done(self.seat.dir / "run")  # a session answered before its removal (deferred)
         self.assertEqual(list((self.seat.dir / "run").glob("*")), [])
 
     def ledger_last(self):
@@ -182,12 +169,11 @@ class Recorded(SeatTest):
         self.assertEqual(sorted(p.name for p in run.glob("*")), ["screc-nolistener"])
 
 
-class RecordedRootless(unittest.TestCase):
+class RecordedRootless(RootlessProbeSeat):
     """The same on a rootless seat: sandbox-run's user binds the socket, rootless runc connects.
     (This lab's rootless seat has tripwire = "off", its TUN being root's: the recorder stays on.
     Kill mode arms the tripwire's device too, so it is tested rootful.)"""
-    setUp = SeccompProbeRootless.setUp
-    run_as_user = SeccompProbeRootless.run_as_user
+    SOURCE, LIBS = "seccomp_probe.c", ("-lpthread",)
 
     def test_each_refused_call_is_on_record_rootless(self):
         proc, record = self.run_as_user("--id", "screc-rl", "--workspace", str(self.ws), "--", "./seccomp_probe")
