@@ -8,17 +8,10 @@ everything it opens succeed, so the test can fail.
 """
 import json
 import os
-import pathlib
-import shutil
-import subprocess
-import tempfile
 import unittest
 
-from harness import IMAGE, LOCAL_ROOTLESS_SEAT, Seat, SeatTest, podman, readable_copies, unavailable
-from test_rootless import USER, rootless_socket
-
-PROBE_SOURCE = pathlib.Path(__file__).parent / "probes" / "seccomp_probe.c"
-AGENT_UID = 1000
+from probe_seat import AGENT_UID, ProbeSeat, RootlessProbeSeat, build_static
+from probe_seat import control_run as run_in_control
 
 # What the project's profile answers (the table's errno; ENOSYS where the default action answers).
 REFUSED = {
@@ -58,12 +51,7 @@ echo workload ok
 
 
 def build_probe():
-    d = pathlib.Path(tempfile.mkdtemp(prefix="asbx-probe-"))
-    d.chmod(0o755)
-    out = d / "seccomp_probe"
-    subprocess.run(["gcc", "-static", "-O1", "-o", str(out), str(PROBE_SOURCE), "-lpthread"], check=True)
-    out.chmod(0o755)
-    return d
+    return build_static("seccomp_probe.c", "-lpthread")
 
 
 def table(stdout):
@@ -75,36 +63,15 @@ def table(stdout):
 
 
 def control_run(probe_dir, socket, extra=()):
-    """The probe in a container made like a session's (no capability, no_new_privileges, the
-    agent's uid, no network), under podman's own default profile."""
-    name = "asbx-seccomp-control-%d" % os.getpid()
-    proc = podman("run", "--rm", "--name", name, "--cap-drop=ALL", "--security-opt=no-new-privileges",
-                  "--network=none", "--user", f"{AGENT_UID}:{AGENT_UID}", "--env", "AGENT_SANDBOX_SESSION=control",
-                  "-v", f"{probe_dir}:/probe:ro", *extra, IMAGE, "/probe/seccomp_probe", socket=socket, check=False)
-    return proc
+    """The probe in a container made like a session's, under podman's own default profile."""
+    return run_in_control(probe_dir, socket, "/probe/seccomp_probe", extra=extra, tag="seccomp-control")
 
 
-class SeccompProbe(SeatTest):
-    @classmethod
-    def setUpClass(cls):
-        if not shutil.which("gcc"):
-            raise unittest.SkipTest("gcc is missing")
-        cls.probe_dir = build_probe()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.probe_dir, ignore_errors=True)
-
-    def workspace(self, name):
-        ws = self.seat.workspaces / name
-        ws.mkdir()
-        shutil.copy2(self.probe_dir / "seccomp_probe", ws / "seccomp_probe")
-        for p in (ws, ws / "seccomp_probe"):
-            os.chown(p, AGENT_UID, AGENT_UID)
-        return ws
+class SeccompProbe(ProbeSeat):
+    SOURCE, LIBS = "seccomp_probe.c", ("-lpthread",)
 
     def test_every_call_of_the_table_is_refused_rootful(self):
-        ws = self.workspace("probe")
+        ws = self.probe_workspace("probe")
         proc, record = self.seat.status("--id", "seccomp-probe", "--workspace", str(ws), "--", "./seccomp_probe")
         self.assertEqual(proc.returncode, 0, proc.stderr.decode())
         got = table(proc.stdout)
@@ -116,7 +83,7 @@ class SeccompProbe(SeatTest):
         self.assertNoContainer("seccomp-probe")
 
     def test_ordinary_work_runs_unchanged_under_the_profile(self):
-        ws = self.workspace("work")
+        ws = self.probe_workspace("work")
         script = ws / "work.sh"
         script.write_text(WORKLOAD)
         script.chmod(0o755)
@@ -148,33 +115,8 @@ class SeccompProbe(SeatTest):
         return SOCKET
 
 
-class SeccompProbeRootless(unittest.TestCase):
-    def setUp(self):
-        self.uid, self.socket = rootless_socket()
-        if self.uid is None or not os.path.exists(self.socket):
-            unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
-        self.launcher, credtable = readable_copies()
-        self.seat = Seat(socket=self.socket, extra=f'credtable = "{credtable}"\nwaive_unenforced_limits = true\n' +
-                         LOCAL_ROOTLESS_SEAT)
-        self.addCleanup(self.seat.cleanup)
-        self.probe_dir = build_probe()
-        self.addCleanup(shutil.rmtree, self.probe_dir, True)
-        ws = self.seat.workspaces / "probe"
-        ws.mkdir()
-        shutil.copy2(self.probe_dir / "seccomp_probe", ws / "seccomp_probe")
-        for path in [self.seat.dir, *self.seat.dir.rglob("*")]:
-            shutil.chown(path, USER, USER)
-        self.ws = ws
-        self.home = __import__("pwd").getpwnam(USER).pw_dir
-
-    def run_as_user(self, *args):
-        status = self.seat.dir / "status.json"
-        env = ["HOME=" + self.home, "PATH=/usr/bin:/bin", f"XDG_RUNTIME_DIR=/run/user/{self.uid}",
-               f"XDG_CONFIG_HOME={self.seat.config_home}", f"XDG_STATE_HOME={self.seat.state_home}", "LANG=C.UTF-8"]
-        proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(self.launcher),
-                               "--status-file", str(status), *args], capture_output=True, timeout=180, cwd="/")
-        record = json.loads(status.read_text()) if status.exists() else None
-        return proc, record
+class SeccompProbeRootless(RootlessProbeSeat):
+    SOURCE, LIBS = "seccomp_probe.c", ("-lpthread",)
 
     def test_every_call_of_the_table_is_refused_rootless(self):
         proc, record = self.run_as_user("--id", "seccomp-probe-rl", "--workspace", str(self.ws), "--", "./seccomp_probe")

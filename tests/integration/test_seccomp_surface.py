@@ -9,17 +9,11 @@ container made the same way under podman's installed default profile: there each
 the kernel. The masks of /proc/key-users, /proc/config.gz and /sys/kernel/notes likewise.
 """
 import os
-import pathlib
-import shutil
-import subprocess
-import tempfile
 import unittest
 
-from harness import IMAGE, SOCKET, LOCAL_ROOTLESS_SEAT, Seat, SeatTest, podman, readable_copies, unavailable
-from test_rootless import USER, rootless_socket
-
-PROBE_SOURCE = pathlib.Path(__file__).parent / "probes" / "surface_probe.c"
-AGENT_UID = 1000
+from harness import SOCKET
+from probe_seat import AGENT_UID, ProbeSeat, RootlessProbeSeat
+from probe_seat import control_run as run_in_control
 
 # Under the project's profile.
 REFUSED = {
@@ -75,46 +69,16 @@ echo socket work ok
 """
 
 
-def build_probe():
-    d = pathlib.Path(tempfile.mkdtemp(prefix="asbx-surface-"))
-    d.chmod(0o755)
-    out = d / "surface_probe"
-    subprocess.run(["gcc", "-static", "-O1", "-o", str(out), str(PROBE_SOURCE)], check=True)
-    out.chmod(0o755)
-    return d
-
-
 def table(text):
     return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
 
 
 def control_run(probe_dir, socket, *argv, extra=()):
-    """A container made like a session's (no capability, no_new_privileges, the agent's uid, no
-    network), under podman's own default profile."""
-    name = "asbx-surface-control-%d" % os.getpid()
-    return podman("run", "--rm", "--name", name, "--cap-drop=ALL", "--security-opt=no-new-privileges",
-                  "--network=none", "--user", f"{AGENT_UID}:{AGENT_UID}", "--env", "AGENT_SANDBOX_SESSION=control",
-                  "-v", f"{probe_dir}:/probe:ro", *extra, IMAGE, *argv, socket=socket, check=False)
+    return run_in_control(probe_dir, socket, *argv, extra=extra, tag="surface-control")
 
 
-class Surface(SeatTest):
-    @classmethod
-    def setUpClass(cls):
-        if not shutil.which("gcc"):
-            raise unittest.SkipTest("gcc is missing")
-        cls.probe_dir = build_probe()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.probe_dir, ignore_errors=True)
-
-    def workspace(self, name):
-        ws = self.seat.workspaces / name
-        ws.mkdir()
-        shutil.copy2(self.probe_dir / "surface_probe", ws / "surface_probe")
-        for p in (ws, ws / "surface_probe"):
-            os.chown(p, AGENT_UID, AGENT_UID)
-        return ws
+class Surface(ProbeSeat):
+    SOURCE = "surface_probe.c"
 
     def assertClosed(self, got):
         for name, errno in REFUSED.items():
@@ -124,7 +88,7 @@ class Surface(SeatTest):
         self.assertNotIn(got.get("inet_icmp"), ("EPROTONOSUPPORT", "ESOCKTNOSUPPORT"))  # the tripwire's ping
 
     def test_the_holes_are_closed_rootful(self):
-        ws = self.workspace("probe")
+        ws = self.probe_workspace("probe")
         proc, record = self.seat.status("--id", "surface-probe", "--workspace", str(ws), "--", "./surface_probe")
         self.assertEqual(proc.returncode, 0, proc.stderr.decode())
         self.assertClosed(table(proc.stdout.decode()))
@@ -132,7 +96,7 @@ class Surface(SeatTest):
         self.assertNoContainer("surface-probe")
 
     def test_the_sockets_real_work_opens_still_work(self):
-        ws = self.workspace("work")
+        ws = self.probe_workspace("work")
         script = ws / "work.sh"
         script.write_text(SOCKET_WORK)
         script.chmod(0o755)
@@ -152,7 +116,7 @@ class Surface(SeatTest):
             self.assertEqual(got.get(name), answer, f"{name} under podman's default: {got.get(name)}")
 
     def test_an_i386_call_ends_the_agent_with_159_and_the_record_says_why(self):
-        ws = self.workspace("i386")
+        ws = self.probe_workspace("i386")
         proc, record = self.seat.status("--id", "surface-i386", "--workspace", str(ws), "--", "./surface_probe", "i386")
         self.assertEqual(proc.returncode, 159, proc.stdout + proc.stderr)
         self.assertNotIn(b"i386_self", proc.stdout)  # killed at the call: it never returned
@@ -167,7 +131,7 @@ class Surface(SeatTest):
         self.assertEqual(table(proc.stdout).get("i386_self"), "ok")
 
     def test_host_wide_kernel_facts_are_masked(self):
-        proc, record = self.seat.status("--id", "surface-masks", "--workspace", str(self.workspace("m")), "--",
+        proc, record = self.seat.status("--id", "surface-masks", "--workspace", str(self.probe_workspace("m")), "--",
                                         "sh", "-c", READ_MASKED)
         self.assertEqual(proc.returncode, 0, proc.stderr.decode())
         self.assertEqual(table(proc.stdout.decode()), {path: "0" for path in MASKED})
@@ -180,30 +144,11 @@ class Surface(SeatTest):
             self.assertNotEqual(got.get(path), "0", path)
 
 
-class SurfaceRootless(unittest.TestCase):
-    def setUp(self):
-        self.uid, self.socket = rootless_socket()
-        if self.uid is None or not os.path.exists(self.socket):
-            unavailable(self, "rootless seat not running (scripts/rootless-seat.sh start)")
-        self.launcher, credtable = readable_copies()
-        self.seat = Seat(socket=self.socket, extra=f'credtable = "{credtable}"\nwaive_unenforced_limits = true\n' +
-                         LOCAL_ROOTLESS_SEAT)
-        self.addCleanup(self.seat.cleanup)
-        self.probe_dir = build_probe()
-        self.addCleanup(shutil.rmtree, self.probe_dir, True)
-        self.ws = self.seat.workspaces / "probe"
-        self.ws.mkdir()
-        shutil.copy2(self.probe_dir / "surface_probe", self.ws / "surface_probe")
-        for path in [self.seat.dir, *self.seat.dir.rglob("*")]:
-            shutil.chown(path, USER, USER)
-        self.home = __import__("pwd").getpwnam(USER).pw_dir
+class SurfaceRootless(RootlessProbeSeat):
+    SOURCE = "surface_probe.c"
 
     def test_the_holes_are_closed_rootless(self):
-        env = ["HOME=" + self.home, "PATH=/usr/bin:/bin", f"XDG_RUNTIME_DIR=/run/user/{self.uid}",
-               f"XDG_CONFIG_HOME={self.seat.config_home}", f"XDG_STATE_HOME={self.seat.state_home}", "LANG=C.UTF-8"]
-        proc = subprocess.run(["runuser", "-u", USER, "--", "env", "-i", *env, str(self.launcher), "--id",
-                               "surface-probe-rl", "--workspace", str(self.ws), "--", "./surface_probe"],
-                              capture_output=True, timeout=180, cwd="/")
+        proc, _ = self.run_as_user("--id", "surface-probe-rl", "--workspace", str(self.ws), "--", "./surface_probe")
         self.assertEqual(proc.returncode, 0, proc.stderr.decode())
         Surface.assertClosed(self, table(proc.stdout.decode()))
 
