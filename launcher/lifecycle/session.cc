@@ -10,6 +10,7 @@
 #include "launcher/gitguard/guard.h"
 #include "launcher/wall/wall.h"
 #include "launcher/podman/attach.h"
+#include "launcher/podman/cgroup_reap.h"
 #include "launcher/podman/cgroup_monitor.h"
 #include "launcher/podman/container_root.h"
 #include "launcher/podman/create_lock.h"
@@ -252,6 +253,7 @@ class Session {
     });
     if (!result_.container_removed)
       result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
+    if (plan_.isolation.wall == "gvisor") reap_after_removal(monitor_.location(), result_);  // cgroup_reap.h
   }
 
   template <class F>

@@ -6,8 +6,10 @@ import ctypes
 import json
 import os
 import pathlib
+import subprocess
+import time
 
-from harness import CODES, RUNSC_DIR, RUNSC_SOCKET, SeatTest, unavailable
+from harness import CODES, LAUNCHER, RUNSC_DIR, RUNSC_SOCKET, SeatTest, podman, unavailable
 
 RUNSC = pathlib.Path("/usr/bin/runsc")
 
@@ -130,6 +132,54 @@ class Attribution(GvisorSeat):
         self.assertTrue(rec["message"].startswith("killed: the gVisor sandbox reached the session's pids limit (176 of "
                                                   "the seat's pids for --pids 8); runsc ended it"), rec["message"])
         self.assertNothingCreated("gv-pids")
+
+
+class Removal(GvisorSeat):
+    """podman's "removed" is not proof under gVisor (a hostile pass: a removal through a podman that
+    did not know the runsc wrappers left the sandbox running). After the removal the launcher
+    looks at the container's pids cgroup itself and kills what is still there."""
+
+    def cgroup_of(self, session):
+        rows = json.loads(podman("ps", "--filter", "label=agent-sandbox.session=" + session, "--format", "json",
+                                 socket=RUNSC_SOCKET).stdout or "[]")
+        if not rows or rows[0]["State"] != "running":
+            return None
+        pid = rows[0]["Pid"]
+        for line in pathlib.Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if "pids" in controllers.split(","):
+                return pathlib.Path("/sys/fs/cgroup/pids") / path.lstrip("/")
+            if controllers == "" and not pathlib.Path("/sys/fs/cgroup/pids").exists():
+                return pathlib.Path("/sys/fs/cgroup") / path.lstrip("/")
+        return None
+
+    def test_a_task_left_in_the_cgroup_after_the_removal_is_killed(self):
+        # A task of the test's own stands for the sandbox that outlived podman's answer.
+        session = "gv-reap"
+        launcher = subprocess.Popen([str(LAUNCHER), "--status-file", str(self.seat.dir / "reap.json"), "--id", session,
+                                     "--isolation", "gvisor", "--", "sleep", "8"], env=self.seat.env(),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        cgroup = None
+        while cgroup is None and time.time() < deadline:
+            cgroup = self.cgroup_of(session)
+            time.sleep(0.2)
+        self.assertIsNotNone(cgroup, "the session's container never ran")
+        planted = subprocess.Popen(["sleep", "300"])
+        self.addCleanup(lambda: planted.poll() is None and planted.kill())
+        (cgroup / "cgroup.procs").write_text(str(planted.pid))
+        out, err = launcher.communicate(timeout=120)
+        rec = json.loads((self.seat.dir / "reap.json").read_text())
+        self.assertEqual(planted.wait(timeout=10), -9, "the task left in the cgroup was not killed")
+        self.assertIn("gVisor: 1 task(s) were still in the container's cgroup after its removal (the sandbox outlived "
+                      "podman's answer): killed", rec["warnings"])
+        self.assertEqual((launcher.returncode, rec["exit_code"]), (0, 0), err)
+        self.assertNothingCreated(session)
+
+    def test_control_an_ordinary_session_finds_nothing(self):
+        proc, rec = self.seat.status("--id", "gv-reap-ctl", "--isolation", "gvisor", "--", "true")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual([w for w in rec["warnings"] if w.startswith("gVisor:")], [])
 
 
 class SentryCompat(GvisorSeat):
