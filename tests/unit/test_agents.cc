@@ -11,20 +11,16 @@
 #include "plan/network.h"
 #include "base/request.h"
 #include "launcher/podman/spec.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 using nlohmann::json;
 
 namespace {
-UserFacts root() {
-  UserFacts u;
-  u.name = "root";
-  u.home = "/root";
-  return u;
-}
 LaunchPlan plan_for(Request r, const std::string& seat_text = "") {
   r.id = "a1";
-  return build_plan(r, parse_seat_config(seat_text, "seat.toml", root()), root(), SessionFacts{});
+  return build_plan(r, parse_seat_config(seat_text, "seat.toml", root_user()), root_user(), SessionFacts{});
 }
 const CredRow& row(const std::string& name) {
   static const CredTable table = load_credtable(std::string(ASBX_SOURCE_DIR) + "/credtable/credtable.toml");
@@ -77,7 +73,7 @@ TEST_CASE("refused network modes are usage errors naming the flag") {
 TEST_CASE("the seat config's network is checked with file:line") {
   CHECK(plan_for(Request{.argv = {"true"}}, "network = \"container:proxy\"\n").network == "container:proxy");
   try {
-    parse_seat_config("image = \"x\"\nnetwork = \"host\"\n", "/etc/seat.toml", root());
+    parse_seat_config("image = \"x\"\nnetwork = \"host\"\n", "/etc/seat.toml", root_user());
     FAIL("accepted host");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::config);

@@ -10,17 +10,12 @@
 #include "plan/build_plan.h"
 #include "plan/config.h"
 #include "temp_dir.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 
 namespace {
-
-UserFacts root_facts() {
-  UserFacts u;
-  u.name = "root";
-  u.home = "/root";
-  return u;
-}
 
 Limits limits(std::int64_t bytes, std::int64_t inodes) {
   Limits l;
@@ -32,27 +27,27 @@ Limits limits(std::int64_t bytes, std::int64_t inodes) {
 
 TEST_CASE("disk: [limits] keys, their errors, and --disk never above the seat's") {
   SeatConfig seat = parse_seat_config("[limits]\ndisk = \"1g\"\ndisk_inodes = 500\ndisk_floor = \"3g\"\ndisk_floor_inodes = 9\n",
-                                      "s.toml", root_facts());
+                                      "s.toml", root_user());
   CHECK((seat.disk == "1g" && seat.disk_inodes == 500 && seat.disk_floor == "3g" && seat.disk_floor_inodes == 9));
-  CHECK_THROWS_WITH_AS(parse_seat_config("[limits]\ndisk = \"lots\"\n", "s.toml", root_facts()),
+  CHECK_THROWS_WITH_AS(parse_seat_config("[limits]\ndisk = \"lots\"\n", "s.toml", root_user()),
                        "s.toml:2: disk: 'lots' is not a number", Error);
-  CHECK_THROWS_WITH_AS(parse_seat_config("[limits]\ndisk_inodes = 0\n", "s.toml", root_facts()),
+  CHECK_THROWS_WITH_AS(parse_seat_config("[limits]\ndisk_inodes = 0\n", "s.toml", root_user()),
                        "s.toml:2: 'disk_inodes' must be at least 1", Error);
   Request r;
   r.argv = {"true"};
   SessionFacts facts;
   facts.now_unix = 1;
-  LaunchPlan plan = build_plan(r, seat, root_facts(), facts);
+  LaunchPlan plan = build_plan(r, seat, root_user(), facts);
   CHECK((plan.limits.disk_bytes == 1LL << 30 && plan.limits.disk_inodes == 500 && plan.limits.floor_bytes == 3LL << 30));
   r.disk = "100m";
   r.disk_inodes = 50;
-  plan = build_plan(r, seat, root_facts(), facts);
+  plan = build_plan(r, seat, root_user(), facts);
   CHECK((plan.limits.disk_bytes == 100LL << 20 && plan.limits.disk_inodes == 50));
   r.disk = "2g";
-  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_facts(), facts), "--disk: 2g is above the seat's 1g ([limits] disk in s.toml)", Error);
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), facts), "--disk: 2g is above the seat's 1g ([limits] disk in s.toml)", Error);
   r.disk = "1g";
   r.disk_inodes = 501;
-  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_facts(), facts),
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), facts),
                        "--disk-inodes: 501 is above the seat's 500 ([limits] disk_inodes in s.toml)", Error);
 }
 

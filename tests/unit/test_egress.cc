@@ -15,18 +15,13 @@
 #include "base/error.h"
 #include "base/request.h"
 #include "launcher/podman/spec.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 using nlohmann::json;
 
 namespace {
-
-UserFacts root_user() {
-  UserFacts u;
-  u.name = "root";
-  u.home = "/root";
-  return u;
-}
 
 SeatConfig seat_from(const std::string& text) { return parse_seat_config(text, "seat.toml", root_user()); }
 
@@ -35,17 +30,6 @@ EgressPlan plan_of(std::vector<std::string> asked, const std::string& seat_text 
 }
 
 Destination dest(const std::string& raw) { return destination_of(parse_request_head(raw)); }
-
-std::string error_of(const std::function<void()>& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  FAIL("nothing was thrown");
-  return "";
-}
 
 // A minimal TLS 1.2 ClientHello with an optional server_name.
 std::string client_hello(const std::string& name) {

@@ -9,30 +9,16 @@
 #include "launcher/kube/kube.h"
 #include "base/request.h"
 #include "launcher/kube/yaml.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 using json = nlohmann::ordered_json;
 
 namespace {
 const char* kMarker = "kube-secret-MARKER-4b1d";  // a credential's content: must appear nowhere
 
-UserFacts root_user() {
-  UserFacts u;
-  u.uid = 0;
-  u.gid = 0;
-  u.name = "root";
-  u.home = "/root";
-  return u;
-}
-
-SessionFacts facts() {
-  SessionFacts f;
-  f.now_unix = 1700000000;
-  f.pid = 4242;
-  f.boot_id = "boot-1";
-  f.environ = {{"TERM", "xterm"}, {"OPENAI_API_KEY", kMarker}};
-  return f;
-}
+SessionFacts facts() { return fixed_facts({{"TERM", "xterm"}, {"OPENAI_API_KEY", kMarker}}); }
 
 // A plan as build_plan makes it, plus what a workspace, a linked worktree and a codex
 // credential add (the staging mounts included, which the manifest must leave out).

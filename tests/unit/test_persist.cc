@@ -13,27 +13,14 @@
 #include "persist/wire.h"
 #include "plan/build_plan.h"
 #include "plan/config.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 using nlohmann::json;
 
 namespace {
 
-UserFacts owner() {
-  UserFacts u;
-  u.uid = 0;
-  u.name = "root";
-  u.home = "/root";
-  return u;
-}
-
-SessionFacts facts() {
-  SessionFacts f;
-  f.now_unix = 1700000000;
-  f.pid = 4242;
-  f.boot_id = "boot-1";
-  return f;
-}
 
 Request persistent(const std::string& id = "p1") {
   Request r;
@@ -43,16 +30,6 @@ Request persistent(const std::string& id = "p1") {
   r.timeout = "8h";
   r.argv = {"claude"};
   return r;
-}
-
-std::string error_of(const std::function<void()>& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  return "no error";
 }
 
 std::vector<Frame> frames_of(const std::string& bytes, std::size_t piece) {
@@ -141,8 +118,8 @@ TEST_CASE("who may attach: the seat user who started the session, and root") {
 }
 
 TEST_CASE("--persist: needs --tty and --timeout, labels the container, names its attach socket") {
-  SeatConfig seat = parse_seat_config("runtime_dir = \"/run/asbx\"\n", "seat.toml", owner());
-  LaunchPlan plan = build_plan(persistent(), seat, owner(), facts());
+  SeatConfig seat = parse_seat_config("runtime_dir = \"/run/asbx\"\n", "seat.toml", root_user());
+  LaunchPlan plan = build_plan(persistent(), seat, root_user(), fixed_facts());
   CHECK(plan.persist);
   CHECK(plan.attach_socket == "/run/asbx/p1/attach.sock");
   CHECK(plan.labels.at("agent-sandbox.persist") == "1");
@@ -151,20 +128,20 @@ TEST_CASE("--persist: needs --tty and --timeout, labels the container, names its
   CHECK(create_body(plan)["terminal"] == true);
   Request no_tty = persistent();
   no_tty.tty = false;
-  CHECK(error_of([&] { build_plan(no_tty, seat, owner(), facts()); }, ErrorKind::usage) ==
+  CHECK(error_of([&] { build_plan(no_tty, seat, root_user(), fixed_facts()); }, ErrorKind::usage) ==
         "--persist needs --tty: a persistent session is a terminal to come back to");
   Request no_timeout = persistent();
   no_timeout.timeout.reset();
-  CHECK(error_of([&] { build_plan(no_timeout, seat, owner(), facts()); }, ErrorKind::usage) ==
+  CHECK(error_of([&] { build_plan(no_timeout, seat, root_user(), fixed_facts()); }, ErrorKind::usage) ==
         "--persist needs --timeout: a persistent session still ends at its timeout (e.g. --timeout 8h)");
-  SeatConfig deep = parse_seat_config("runtime_dir = \"/run/" + std::string(60, 'd') + "\"\n", "seat.toml", owner());
+  SeatConfig deep = parse_seat_config("runtime_dir = \"/run/" + std::string(60, 'd') + "\"\n", "seat.toml", root_user());
   std::string id(50, 'i');
-  CHECK(error_of([&] { build_plan(persistent(id), deep, owner(), facts()); }, ErrorKind::usage) ==
+  CHECK(error_of([&] { build_plan(persistent(id), deep, root_user(), fixed_facts()); }, ErrorKind::usage) ==
         "--persist: the attach socket path '/run/" + std::string(60, 'd') + "/" + id +
             "/attach.sock' is 128 bytes, more than a unix socket's 107 (a shorter --id or runtime_dir)");
   Request plain = persistent();
   plain.persist = false;
-  LaunchPlan p = build_plan(plain, seat, owner(), facts());
+  LaunchPlan p = build_plan(plain, seat, root_user(), fixed_facts());
   CHECK_FALSE(p.labels.count("agent-sandbox.persist"));
   CHECK(p.attach_socket.empty());
 }

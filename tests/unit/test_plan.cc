@@ -8,26 +8,16 @@
 #include "base/request.h"
 #include "launcher/podman/spec.h"
 #include "base/units.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 using nlohmann::json;
 
 namespace {
-UserFacts root_user() {
-  UserFacts u;
-  u.uid = 0;
-  u.gid = 0;
-  u.name = "root";
-  u.home = "/root";
-  return u;
-}
-SessionFacts fixed_facts() {
-  SessionFacts f;
-  f.now_unix = 1700000000;
-  f.pid = 4242;
-  f.boot_id = "boot-1";
-  f.environ = {{"TERM", "xterm"}, {"LANG", "C.UTF-8"}, {"GITHUB_TOKEN", "secret"}, {"HOME", "/root"},
-               {"LC_ALL", "C"}, {"OPENAI_API_KEY", "sk-x"}, {"EDITOR", "vi"}};
+SessionFacts plan_facts() {
+  SessionFacts f = fixed_facts({{"TERM", "xterm"}, {"LANG", "C.UTF-8"}, {"GITHUB_TOKEN", "secret"}, {"HOME", "/root"},
+                                {"LC_ALL", "C"}, {"OPENAI_API_KEY", "sk-x"}, {"EDITOR", "vi"}});
   return f;
 }
 Request request(std::vector<std::string> argv) {
@@ -40,7 +30,7 @@ Request request(std::vector<std::string> argv) {
 
 TEST_CASE("the create body pins every confinement setting") {
   SeatConfig seat = parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user());
-  LaunchPlan plan = build_plan(request({"codex", "exec"}), seat, root_user(), fixed_facts());
+  LaunchPlan plan = build_plan(request({"codex", "exec"}), seat, root_user(), plan_facts());
   json body = create_body(plan);
   CHECK(body["name"] == "asbx-t1");
   CHECK(body["command"] == json({"codex", "exec"}));
@@ -74,7 +64,7 @@ TEST_CASE("rootless plans use keep-id instead of a user") {
   u.uid = 1500;
   u.gid = 1500;
   u.home = "/home/u";
-  LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", u), u, fixed_facts());
+  LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", u), u, plan_facts());
   json body = create_body(plan);
   CHECK(body["userns"] == json({{"nsmode", "keep-id"}}));
   CHECK_FALSE(body.contains("idmappings"));
@@ -112,7 +102,7 @@ TEST_CASE("a rootful session's user namespace: the agent's id is the host's, no 
 }
 
 TEST_CASE("the environment is an allowlist with a secret veto") {
-  LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", root_user()), root_user(), fixed_facts());
+  LaunchPlan plan = build_plan(request({"true"}), parse_seat_config("", "s", root_user()), root_user(), plan_facts());
   std::vector<std::string> names;
   for (const auto& kv : plan.env) names.push_back(kv.first);
   CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "AGENT_SANDBOX_SESSION"});
@@ -133,11 +123,11 @@ TEST_CASE("limits come from flags over the seat config") {
   SeatConfig seat = parse_seat_config("[limits]\nmemory = \"2g\"\npids = 100\n", "s", root_user());
   Request r = request({"true"});
   r.pids = 64;
-  LaunchPlan plan = build_plan(r, seat, root_user(), fixed_facts());
+  LaunchPlan plan = build_plan(r, seat, root_user(), plan_facts());
   CHECK(plan.limits.memory_bytes == 2LL << 30);
   CHECK(plan.limits.pids == 64);
   r.memory = "1m";
-  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), fixed_facts()),
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), plan_facts()),
                        "--memory: at least 6m is needed to start a container", Error);
 }
 
@@ -167,7 +157,7 @@ TEST_CASE("seat config errors name file and line") {
 
 TEST_CASE("the waiver comes only from the seat file and is named") {
   SeatConfig seat = parse_seat_config("waive_unenforced_limits = true\n", "/home/u/seat.toml", root_user());
-  LaunchPlan plan = build_plan(request({"true"}), seat, root_user(), fixed_facts());
+  LaunchPlan plan = build_plan(request({"true"}), seat, root_user(), plan_facts());
   CHECK(plan.waive_unenforced_limits);
   CHECK(plan.waiver_source == "/home/u/seat.toml");
 }

@@ -14,8 +14,10 @@
 #include "tripwire/dns.h"
 #include "tripwire/packet.h"
 #include "tripwire/tally.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 
 namespace {
 
@@ -72,24 +74,6 @@ bool checksum_ok(const std::string& reply) {
   std::string seg = reply.substr(p.header_length, p.ip_length - p.header_length);
   bool ph = p.destination.v6 || p.protocol != 1;
   return p.ip && internet_checksum(seg, ph ? pseudo(p.source, p.destination, p.protocol, seg.size()) : 0) == 0;
-}
-
-std::string error_of(const std::function<void()>& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  FAIL("nothing was thrown");
-  return "";
-}
-
-UserFacts root_user() {
-  UserFacts u;
-  u.name = "root";
-  u.home = "/root";
-  return u;
 }
 
 SeatConfig seat_from(const std::string& text) { return parse_seat_config(text, "seat.toml", root_user()); }

@@ -12,50 +12,32 @@
 #include "plan/build_plan.h"
 #include "plan/config.h"
 #include "tests/unit/temp_dir.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
+using namespace asbx::test;
 using asbx::test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
-UserFacts owner() {
-  UserFacts u;
-  u.uid = 0;
-  u.name = "root";
-  u.home = "/root";
-  return u;
-}
-
 SessionFacts facts(const std::string& cwd) {
-  SessionFacts f;
-  f.now_unix = 1700000000;
-  f.pid = 4242;
-  f.boot_id = "boot-1";
+  SessionFacts f = fixed_facts();
   f.cwd = cwd;
   return f;
 }
 
-std::string error_of(const std::function<void()>& f, ErrorKind kind) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    return e.what();
-  }
-  return "no error";
-}
 
 }  // namespace
 
 TEST_CASE("workspace roots: several permitted, the default only without a list, overlap refused") {
-  SeatConfig none = parse_seat_config("", "seat.toml", owner());
+  SeatConfig none = parse_seat_config("", "seat.toml", root_user());
   CHECK(none.workspace_roots == std::vector<std::string>{"/root/sandbox/workspaces"});
-  SeatConfig listed = parse_seat_config("workspace_roots = [\"~/src\", \"/w\"]\n", "seat.toml", owner());
+  SeatConfig listed = parse_seat_config("workspace_roots = [\"~/src\", \"/w\"]\n", "seat.toml", root_user());
   CHECK(listed.workspace_roots == std::vector<std::string>{"/root/src", "/w"});
-  SeatConfig both = parse_seat_config("workspace_roots = [\"~/src\"]\nworkspace_root = \"/w\"\n", "seat.toml", owner());
+  SeatConfig both = parse_seat_config("workspace_roots = [\"~/src\"]\nworkspace_root = \"/w\"\n", "seat.toml", root_user());
   CHECK(both.workspace_roots == std::vector<std::string>{"/root/src", "/w"});
-  CHECK(error_of([] { parse_seat_config("workspace_roots = []\n", "seat.toml", owner()); }, ErrorKind::config) ==
+  CHECK(error_of([] { parse_seat_config("workspace_roots = []\n", "seat.toml", root_user()); }, ErrorKind::config) ==
         "seat.toml:1: 'workspace_roots' names no root");
   TempDir t;
   fs::create_directories(t.dir / "src/proj");
@@ -92,17 +74,17 @@ TEST_CASE("--workspace .: the checkout the caller stands in, judged as any works
   CHECK(current_checkout(t.s("out"), roots) == t.s("out"));
   fs::create_directories(t.dir / "out/lib");
   CHECK(current_checkout(t.s("out/lib"), roots) == t.s("out"));  // outside every root: still the checkout
-  SeatConfig seat = parse_seat_config("workspace_roots = [\"" + t.s("src") + "\"]\n", "seat.toml", owner());
+  SeatConfig seat = parse_seat_config("workspace_roots = [\"" + t.s("src") + "\"]\n", "seat.toml", root_user());
   Request r;
   r.id = "dot";
   r.argv = {"true"};
   r.workspace = ".";
-  LaunchPlan plan = build_plan(r, seat, owner(), facts(t.s("src/clone/lib")));
+  LaunchPlan plan = build_plan(r, seat, root_user(), facts(t.s("src/clone/lib")));
   CHECK(plan.workdir == "/sandbox/workspaces/clone");
-  CHECK(error_of([&] { build_plan(r, seat, owner(), facts(t.s("out"))); }, ErrorKind::workspace_rejected) ==
+  CHECK(error_of([&] { build_plan(r, seat, root_user(), facts(t.s("out"))); }, ErrorKind::workspace_rejected) ==
         "--workspace .: workspace '" + t.s("out") + "' resolves to '" + t.s("out") + "', outside the permitted root '" +
             t.s("src") + "'");
-  CHECK(error_of([&] { build_plan(r, seat, owner(), facts(t.s("src/plain/sub"))); }, ErrorKind::workspace_rejected) ==
+  CHECK(error_of([&] { build_plan(r, seat, root_user(), facts(t.s("src/plain/sub"))); }, ErrorKind::workspace_rejected) ==
         "--workspace .: workspace '" + t.s("src/plain/sub") + "' is nested below '" + t.s("src/plain") +
             "': a workspace must be a direct child of the permitted root '" + t.s("src") +
             "' (one inside another would show one session's files to another)");
