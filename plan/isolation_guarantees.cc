@@ -7,11 +7,15 @@ namespace asbx {
 const std::vector<GuaranteeRow>& guarantee_table() {
   static const std::vector<GuaranteeRow> rows = {
       {"limits and their enforcement check",
-       "the sandbox and its gofer run in the container's cgroup (memory, pids, cpu from the create body); podman's "
-       "'limits ignored' warning is read as for runc"},
+       "the sandbox and its gofer run in the container's cgroup (memory, pids, cpu from the create body; pids.max "
+       "is 96 + 10 per process asked for, the sandbox's own tasks counting there); podman's 'limits ignored' "
+       "warning is read as for runc"},
       {"OOM, pids and timeout attribution",
        "read from the container's cgroup counters as for runc; an OOM kill ends the whole sandbox, so a counted OOM "
-       "kill is killed_oom whatever exit code runsc reports"},
+       "kill is killed_oom whatever exit code runsc reports, and a refused fork is killed_pids (the sandbox cannot "
+       "go on without a task of its own)"},
+      {"the container removed",
+       "after podman's removal the launcher reads the container's pids cgroup and kills what is still there"},
       {"egress wall and tripwire",
        "runsc runs with network=host inside the session's own namespace (lo brought up by the launcher): the door "
        "and the tripwire's device are where they are under runc, reached through the seat's network stack; the "
@@ -20,7 +24,8 @@ const std::vector<GuaranteeRow>& guarantee_table() {
        "refused (231): the end-of-session secret scan cannot reach /tmp, /dev/shm or the agent's memory inside the sandbox"},
       {"kernel-surface profile",
        "the create body's seccomp profile is applied by the sentry (--oci-seccomp); the sentry itself runs under "
-       "runsc's own filter on the seat"},
+       "runsc's own filter on the seat. Its refusals are not recorded (the sentry answers them, EPERM): the "
+       "record says seccomp.recorded false and why"},
       {"credentials copied into HOME",
        "HOME is a tmpfs the launcher mounts on the seat (same size, mode, owner) and binds in; staged through the "
        "gofer's root between init and start"},
