@@ -1,6 +1,7 @@
 #include "launcher/wall/canary_watch.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/inotify.h>
@@ -55,10 +56,22 @@ void CanaryWatch::drain(const std::function<void(const std::string&)>& seen) {
       auto it = watches_.find(e->wd);
       if (it == watches_.end() || !(e->mask & event_)) continue;
       const auto& [path, dir] = it->second;
-      if (!dir) seen(path);
-      else if ((e->mask & IN_ISDIR) && e->len == 0) seen(path + "/");  // the directory itself, not a file in it
+      bool itself = !dir || ((e->mask & IN_ISDIR) && e->len == 0);  // a directory's, not a file's in it
+      if (itself && !same_burst(e->wd)) seen(dir ? path + "/" : path);
     }
   }
+}
+
+// A read is many events where an open is one: a listing is a getdents that returns entries and one
+// that returns none, a large file several reads. Reads of one decoy less than kBurstMs apart are one.
+bool CanaryWatch::same_burst(int wd) {
+  if (event_ != IN_ACCESS) return false;
+  std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch()).count();
+  auto [it, first] = last_read_ms_.try_emplace(wd, now);
+  bool same = !first && now - it->second < kBurstMs;
+  it->second = now;
+  return same;
 }
 
 void CanaryWatch::disarm() {

@@ -31,6 +31,9 @@ class CanaryWatch {
 
  private:
   void watch(int home_fd, const std::string& path, bool dir);
+  bool same_burst(int wd);
+  static constexpr std::int64_t kBurstMs = 100;
+  std::map<int, std::int64_t> last_read_ms_;  // on_read: the last read of each decoy
   UniqueFd inotify_;
   std::uint32_t event_ = 0;  // IN_OPEN, or IN_ACCESS on_read
   std::map<int, std::pair<std::string, bool>> watches_;  // watch descriptor → path, is a directory
