@@ -59,8 +59,16 @@ void check_one(const ContainerRoot& root, const Mount& m, unsigned uid, unsigned
 void check_mounts_usable(const ContainerRoot& root, const LaunchPlan& plan) {
   unsigned uid = 0, gid = 0;
   std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  // gVisor's seat tmpfs binds are the launcher's own, made for the agent's user; what they stand for
+  // (a tmpfs gitdir at its identical path) is reached through the same parents as the owner's binds
+  // beside it, which are checked and named.
+  auto seat_tmpfs = [&](const Mount& m) {
+    for (const auto& t : plan.isolation.seat_tmpfs)
+      if (t.source == m.source) return true;
+    return false;
+  };
   for (const auto& m : plan.mounts)
-    if (m.type == "bind") check_one(root, m, uid, gid, plan.user);
+    if (m.type == "bind" && !seat_tmpfs(m)) check_one(root, m, uid, gid, plan.user);
 }
 
 }  // namespace asbx
