@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 
-from harness import CODES, IMAGE, LAUNCHER, SOCKET, SeatTest, podman, session_containers, unavailable
+from harness import CODES, GVISOR, IMAGE, LAUNCHER, RUNSC_SOCKET, SOCKET, SeatTest, podman, session_containers, unavailable
 
 AGENT_UID = 1000  # a root caller's agent
 
@@ -169,8 +169,8 @@ class SwappingRelay:
     it forwards the create request: exactly the window between the launcher's validation and
     podman's mount, held open deterministically."""
 
-    def __init__(self, path, on_create):
-        self.path, self.on_create, self.fired = str(path), on_create, False
+    def __init__(self, path, on_create, upstream=SOCKET):
+        self.path, self.on_create, self.upstream, self.fired = str(path), on_create, upstream, False
         self.server = socket.socket(socket.AF_UNIX)
         self.server.bind(self.path)
         self.server.listen(16)
@@ -186,7 +186,7 @@ class SwappingRelay:
 
     def relay(self, conn):
         with conn, socket.socket(socket.AF_UNIX) as up:
-            up.connect(SOCKET)
+            up.connect(self.upstream)
             back = threading.Thread(target=self.copy, args=(up, conn), daemon=True)
             back.start()
             self.copy(conn, up, watch=True)
@@ -211,9 +211,10 @@ class MountSourceSwapped(SeatTest):
     """A concurrent writer swaps a validated directory between the check and the mount."""
 
     def swap_and_run(self, ws, swap):
-        relay = SwappingRelay(self.seat.dir / "relay.sock", swap)
+        upstream = RUNSC_SOCKET if GVISOR else SOCKET  # the service the session's create goes to
+        relay = SwappingRelay(self.seat.dir / "relay.sock", swap, upstream)
         self.addCleanup(relay.close)
-        self.seat.write(self.seat.config_file.read_text().replace(SOCKET, str(self.seat.dir / "relay.sock")))
+        self.seat.write(self.seat.config_file.read_text().replace(f'"{upstream}"', f'"{self.seat.dir / "relay.sock"}"'))
         proc, record = self.seat.status("--id", "hostile-swap", "--workspace", str(ws), "--", "touch", "ran")
         self.assertTrue(relay.fired)
         return proc, record
