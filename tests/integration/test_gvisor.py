@@ -129,8 +129,9 @@ class Attribution(GvisorSeat):
         self.assertEqual((rec["outcome"], rec["cause"], rec["error_kind"]), ("killed", "pids", "killed_pids"))
         self.assertGreater(rec["counters"]["pids_refused"], 0)
         self.assertLessEqual(rec["counters"]["pids_peak"], 176)  # sampled: v1 keeps no peak
-        self.assertTrue(rec["message"].startswith("killed: the gVisor sandbox reached the session's pids limit (176 of "
-                                                  "the seat's pids for --pids 8); runsc ended it"), rec["message"])
+        self.assertEqual(rec["message"], "killed: the gVisor sandbox reached the session's pids limit (176 of the seat's "
+                                         "pids for --pids 8); runsc ended it with %d" % rec["agent_exit_code"])
+        self.assertIn("agent-sandbox: " + rec["message"] + "\n", proc.stderr.decode())
         self.assertNothingCreated("gv-pids")
 
 
