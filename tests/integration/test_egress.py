@@ -16,7 +16,7 @@ import sys
 import tempfile
 import unittest
 
-from harness import (LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, drop_veth_namespace, free_veth_slot, podman, readable_copies, unavailable,
+from harness import (LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, drop_veth_namespace, free_veth_slot, readable_copies, session_containers, unavailable,
                      serve_in_namespace, stop_server, veth_namespace)
 import test_agents_e2e as e2e
 
@@ -271,9 +271,7 @@ class Rootless(EgressSeat):
         record = json.loads(status.read_text())
         self.assertEqual(record["mode"], "rootless")
         self.assertEgress(record, {("api.mock.test", port): 1}, {("evil.example", 443, "not_allowed"): 1})
-        out = podman("ps", "-a", "--filter", "label=agent-sandbox.session=eg-rootless", "--format", "{{.Names}}",
-                     socket=socket).stdout
-        self.assertEqual(out.split(), [])
+        self.assertEqual(session_containers("eg-rootless", socket=socket), [])
 
 
 class RemoteRootlessSeat(unittest.TestCase):

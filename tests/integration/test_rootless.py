@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import unittest
 
-from harness import CODES, LOCAL_ROOTLESS_SEAT, Seat, podman, readable_copies, unavailable
+from harness import CODES, LOCAL_ROOTLESS_SEAT, Seat, readable_copies, session_containers, unavailable
 
 USER = "asbx-rootless"
 
@@ -50,9 +50,8 @@ class RootlessSeatBase(unittest.TestCase):
         return proc, record
 
     def containers(self, session_id):
-        out = podman("ps", "-a", "--filter", "label=agent-sandbox.session=" + session_id, "--format", "{{.Names}}",
-                     socket=self.socket).stdout
-        return out.split()
+        """Waits for the session's deferred removal (a stopped container counts after 30 s)."""
+        return session_containers(session_id, socket=self.socket)
 
 
 class RootlessSeat(RootlessSeatBase):
