@@ -127,6 +127,19 @@ void inet_protocol_rules(const SeccompRow& row, bool allowed, bool notify, json&
   }
 }
 
+// gVisor, in place of inet_protocol_rules: the allowed (family, type) pairs whole. The sentry's host
+// network makes TCP and UDP sockets only and refuses every other protocol itself, never reaching
+// the seat; and the refusal line the recorder reads names no protocol (seccomp/sentry_log.h), so a
+// refused MPTCP probe (Go tries it first) would read as a recorded socket refusal.
+void inet_pairs_whole(bool allowed, json& out) {
+  if (!allowed) return;
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& p : inet_protocols_allowed())
+    if (pairs.insert({p.family, p.type}).second)
+      out.push_back(allow("socket", json::array({arg(0, p.family, "SCMP_CMP_EQ"),
+                                                 arg(1, kSocketTypeMask, "SCMP_CMP_MASKED_EQ", p.type)})));
+}
+
 void socketpair_rules(const SeccompRow& row, bool allowed, bool notify, json& out) {
   if (allowed) out.push_back(allow("socketpair", json::array({arg(0, kAfUnix, "SCMP_CMP_EQ")})));
   out.push_back(rule({"socketpair"}, row, notify, json::array({arg(0, kAfUnix, "SCMP_CMP_NE")})));
@@ -191,8 +204,10 @@ json render_seccomp_profile(const json& base, const std::string& wall, const std
   json out = base;
   native_only(out);
   out["syscalls"] = without_table_names(base["syscalls"], wall);
-  for (const auto& row : seccomp_table())
+  for (const auto& row : seccomp_table()) {
     if (seccomp_row_applies(row, wall)) add_row(base, row, !listener.empty(), out["syscalls"]);
+    else if (row.match == SeccompMatch::inet_protocol) inet_pairs_whole(default_allows(base, "socket"), out["syscalls"]);
+  }
   if (!listener.empty()) out["listenerPath"] = listener;
   return out;
 }

@@ -47,7 +47,9 @@ const std::vector<SeccompRow>& seccomp_table() {
        "AF_INET/AF_INET6 protocols other than TCP, UDP and the ICMP echo sockets: MPTCP, UDP-Lite, and on modular "
        "seat kernels SCTP, DCCP, L2TP and SMC, autoloaded by socket() (not recorded: Go 1.24 tries MPTCP first and "
        "falls back)",
-       "Chrome"},
+       "Chrome",
+       // gVisor: the (family, type) pairs are allowed whole instead (profile.cc, inet_pairs_whole).
+       false},
       {"sockets", {"socketpair"}, SeccompMatch::socketpair_family, EAFNOSUPPORT, true,
        "socketpair of a family other than AF_UNIX runs that family's create (AF_TIPC gives a working pair)",
        "Chrome"},

@@ -165,5 +165,11 @@ TEST_CASE("seccomp: a gVisor session's profile keeps setsockopt as the default h
   std::ifstream in(std::string(ASBX_SOURCE_DIR) + "/tests/unit/fixtures/seccomp/podman-4.3.1-default.json");
   json gvisor = render_seccomp_profile(json::parse(std::string(std::istreambuf_iterator<char>(in), {})), "gvisor");
   CHECK(decide(gvisor, "setsockopt", {3, 6, 31, 0, 4}) == "allow");
-  CHECK(decide(gvisor, "socket", {AF_INET, SOCK_STREAM, 262}) == "errno 93");  // the socket rules stay
+  CHECK(decide(gvisor, "socket", {AF_INET, SOCK_STREAM, 0}) == "allow");  // the family and type rules stay
+  CHECK(decide(gvisor, "socket", {AF_INET, SOCK_RAW, 0}) == "errno 94");
+  CHECK(decide(gvisor, "socket", {AF_ALG, SOCK_SEQPACKET, 0}) == "errno 97");
+  // The protocol rule does not (the sentry makes TCP and UDP sockets only, and its refusal lines
+  // name no protocol): MPTCP is the sentry's to refuse, never a recorded refusal.
+  CHECK(decide(gvisor, "socket", {AF_INET, SOCK_STREAM, 262}) == "allow");
+  CHECK(decide(gvisor, "socket", {AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMPV6}) == "allow");
 }
