@@ -14,6 +14,7 @@ struct SeccompPlan {
   std::string digest;       // sha256 of `text`
   std::string path;         // <runtime_dir>/seccomp-<session>-<digest>.json (gone once podman has read it)
   std::string listener;     // <session_dir>/seccomp.sock: the recorder's socket ("" = the kernel answers, nothing recorded)
+  bool sentry_log = false;  // gVisor: the sentry refuses, the recorder reads its log (seccomp/sentry_log.h)
   bool operator==(const SeccompPlan&) const = default;
 };
 

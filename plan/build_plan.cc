@@ -160,7 +160,7 @@ void plan_persistence(const Request& req, LaunchPlan& plan) {
 
 // The recorder's socket (docs/DECISIONS.md, issue 34): every runc session (it needs no device, so
 // tripwire = "off" keeps it; only "kill" changes what a refusal does). gVisor: the sentry answers
-// seccomp itself and has no listener (the rows answer their errno, unrecorded).
+// seccomp itself and has no listener; the recorder reads its log instead (sentry_log).
 std::string seccomp_listener(const LaunchPlan& plan) {
   if (plan.isolation.wall != "runc") return "";
   std::string path = plan.session_dir + "/seccomp.sock";
@@ -227,6 +227,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   if (!facts.seccomp_default_path.empty())
     plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id,
                                 plan.isolation.wall, seccomp_listener(plan));
+  if (!plan.seccomp.path.empty()) plan.seccomp.sentry_log = plan.isolation.wall == "gvisor";
   plan.labels = session_labels(plan, user, facts);
   if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
   if (plan.isolation.wall != "runc") plan.labels["agent-sandbox.isolation"] = plan.isolation.wall;

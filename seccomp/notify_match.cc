@@ -84,6 +84,17 @@ RefusedCall match_refused_call(std::uint32_t audit_arch, std::int32_t nr, const 
   return out;
 }
 
+RefusedCall match_sentry_refusal(long nr) {
+  RefusedCall out;
+  const auto& arches = table_call_numbers();
+  if (arches.empty() || nr < 0 || nr > 0xffff) return out;
+  auto it = targets().find({arches.front().audit_arch, nr});  // the native architecture comes first
+  if (it == targets().end()) return out;
+  out.call = it->second.call;
+  out.errno_value = it->second.rows.front()->errno_value;
+  return out;
+}
+
 std::string family_bucket_name(int bucket) {
   if (bucket >= kAfMax) return "AF_" + std::to_string(kAfMax) + "+";
   return socket_family_name(std::uint64_t(bucket < 0 ? 0 : bucket));

@@ -23,6 +23,11 @@ struct RefusedCall {
 // `audit_arch` and `nr` as seccomp_data has them; `args` its six arguments.
 RefusedCall match_refused_call(std::uint32_t audit_arch, std::int32_t nr, const std::uint64_t* args);
 
+// A refusal the gVisor sentry logged (seccomp/sentry_log.h): the call by its number in the native
+// table, without arguments (no family, no clone flags: "socket", "clone"); call -1 when no recorded
+// row names it (podman's default action, or an unrecorded row: not counted, as under runc).
+RefusedCall match_sentry_refusal(long nr);
+
 // Every call of the table's recorded rows, in table order, each once: the record's keys.
 const std::vector<std::string>& recorded_call_names();
 // "AF_ALG"; the last bucket is "AF_46+" (any value at or above AF_MAX, high bits included).

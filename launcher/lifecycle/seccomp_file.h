@@ -12,4 +12,13 @@ void write_seccomp_profile(const SeccompPlan& seccomp);
 // (and on every failure of create), so a session leaves nothing in the runtime dir.
 void remove_seccomp_profile(const SeccompPlan& seccomp);
 
+// The profile for the length of one create: written now, removed when this goes.
+struct SeccompProfileForCreate {
+  explicit SeccompProfileForCreate(const SeccompPlan& s) : seccomp(s) { write_seccomp_profile(s); }
+  ~SeccompProfileForCreate() { remove_seccomp_profile(seccomp); }
+  SeccompProfileForCreate(const SeccompProfileForCreate&) = delete;
+  SeccompProfileForCreate& operator=(const SeccompProfileForCreate&) = delete;
+  const SeccompPlan& seccomp;
+};
+
 }  // namespace asbx

@@ -6,7 +6,11 @@
 // Fail closed: once the fd is closed (stop, or this process gone) the kernel answers every such
 // call ENOSYS itself; a slow recorder only makes the caller wait.
 // The fd may come from receive_notify_fd() just now or earlier (a warm container): adopt() takes it.
+// gVisor: no notify fd exists; adopt_sentry_log() reads the sentry's log instead (seccomp/sentry_log.h):
+// the sentry has refused each call already, the recorder only counts (a slow reader makes the
+// sentry's log writes wait, never a call pass).
 #pragma once
+#include <atomic>
 #include <functional>
 #include <string>
 #include <thread>
@@ -16,6 +20,7 @@
 #include "base/beneath.h"
 #include "base/plan.h"
 #include "seccomp/refusal_tally.h"
+#include "seccomp/sentry_log.h"
 
 namespace asbx {
 
@@ -28,6 +33,12 @@ class SeccompRecorder {
 
   // Nothing for an empty fd. Throws Error(seccomp_unavailable) when the thread cannot start.
   void adopt(UniqueFd notify_fd, bool kill, std::function<void()> on_first);
+  // gVisor: the read end of the sentry's log (launcher/podman/sentry_log_fifo.h), after init. Nothing
+  // for an empty fd. Throws Error(seccomp_unavailable) when the log has no first line within 2 s
+  // (the service at `socket` ran another runtime than the seat's wrapper `runtime`) or the thread
+  // cannot start.
+  void adopt_sentry_log(UniqueFd log_fd, bool kill, std::function<void()> on_first, const std::string& socket,
+                        const std::string& runtime);
   void stop();  // the thread ends and the fd closes; idempotent
   // The refused call that ended the session (kill mode), "" if none did. Read after stop().
   std::string killed_by() const { return killed_by_; }
@@ -35,10 +46,16 @@ class SeccompRecorder {
   nlohmann::json json(const LaunchPlan& plan) const;
 
  private:
+  void start_thread();
   void run();
   void answer_one(std::string& request, std::string& response);
+  void count(const RefusedCall& call);  // the first is said (and in kill mode, on_first_)
+  int read_log();                       // 1: read, 0: the log's end (no writer left), -1: nothing there now
 
   UniqueFd notify_;
+  UniqueFd log_;
+  SentryLog sentry_;
+  std::atomic<bool> heard_{false};
   UniqueFd stop_read_, stop_write_;
   bool kill_ = false;
   std::function<void()> on_first_;

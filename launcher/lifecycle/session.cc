@@ -25,6 +25,7 @@
 #include "launcher/lifecycle/home.h"
 #include "launcher/lifecycle/mount_access.h"
 #include "launcher/podman/podman_api.h"
+#include "launcher/podman/sentry_log_fifo.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/seccomp_file.h"
 #include "launcher/lifecycle/seccomp_listener.h"
@@ -80,11 +81,14 @@ class Session {
     result_.container_id = c.id;
     result_.warnings = c.warnings;
     check_limits_enforced(result_, plan_);
+    UniqueFd sentry_log = plan_.seccomp.sentry_log ? open_sentry_log_fifo(api_.inspect(c.id)) : UniqueFd();  // before init opens it
     timed("init", [&] { api_.init(c.id); });
     nlohmann::json state = timed("inspect", [&] { return api_.inspect(c.id); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
     init_.hold(pid);  // runc handed the notify fd during init: from here the recorder answers each refused call
-    recorder_.adopt(listener_.take(pid), plan_.tripwire.mode == TripwireMode::kill, [this] { init_.kill(); });
+    bool kill = plan_.tripwire.mode == TripwireMode::kill;
+    recorder_.adopt(listener_.take(pid), kill, [this] { init_.kill(); });
+    recorder_.adopt_sentry_log(std::move(sentry_log), kill, [this] { init_.kill(); }, plan_.socket, plan_.isolation.oci_runtime);
     exit_.arm(state, c.id);
     watch_cgroup(pid);
     timed("checks", [&] { before_start(pid, state); });
@@ -99,11 +103,7 @@ class Session {
     std::optional<CreateLock> turn;
     if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
     listener_.bind(plan_);                 // the recorder's socket the profile names (runc connects at init)
-    write_seccomp_profile(plan_.seccomp);  // the project's profile, where the create body names it
-    struct Gone {
-      const SeccompPlan& s;
-      ~Gone() { remove_seccomp_profile(s); }  // read by podman at create: no longer needed
-    } gone{plan_.seccomp};
+    SeccompProfileForCreate profile(plan_.seccomp);  // where the create body names it; podman reads it at create
     return api_.create(create_body(plan_));
   }
 

@@ -88,7 +88,7 @@ json tripwire_plan_json(const TripwirePlan& t) {
 json seccomp_plan_json(const SeccompPlan& s) {
   if (s.path.empty()) return nullptr;
   return {{"profile", s.path}, {"digest", "sha256:" + s.digest}, {"base", s.base_path}, {"base_digest", "sha256:" + s.base_digest},
-          {"listener", s.listener.empty() ? json(nullptr) : json(s.listener)}};
+          {"listener", s.listener.empty() ? json(nullptr) : json(s.listener)}, {"sentry_log", s.sentry_log}};
 }
 
 // Not in the create body: what the launcher copies, sweeps and scans around the agent (docs/MOUNTS.md).

@@ -23,11 +23,11 @@ from harness import CONTAINERS_CONF
 
 
 class PrivateService:
-    def __init__(self, prefix="asbx-priv-"):
+    def __init__(self, prefix="asbx-priv-", conf=CONTAINERS_CONF):
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix=prefix, dir="/run"))
         self.socket = str(self.dir / "podman.sock")
         self.conf = self.dir / "containers.conf"
-        shutil.copyfile(CONTAINERS_CONF, self.conf)
+        shutil.copyfile(conf, self.conf)
         conf = self.conf.read_text()  # libpod's tmp dir of its own too (exit files, locks)
         self.conf.write_text(conf.replace("[engine]\n", f'[engine]\ntmp_dir = "{self.dir}/libpod-tmp"\n', 1))
         self.graphroot = pathlib.Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))

@@ -1,0 +1,149 @@
+"""Refused calls on record under gVisor (docs/DECISIONS.md, issue 36, "Refused calls under gVisor").
+
+runsc applies the session's profile itself and has no seccomp agent; the seat's runsc wrapper
+turns on the sentry's debug log into a FIFO the launcher made in the container's bundle, and the
+launcher counts the sentry's refusal lines. The probe's refused calls are each in the record and
+the ledger (by call: the sentry logs no arguments), the first on stderr; tripwire = "kill" ends
+the session (225); a flood is counted exactly at a bounded cost; a wrapper that does not open the
+log refuses the session (233, nothing created) — the CONTROL, the same session through the seat's
+own wrapper, runs.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import CODES, LAUNCHER, ROOT, RUNSC_DIR, RUNSC_SOCKET, peak_rss_argv, peak_rss_bytes, unavailable
+from private_service import PrivateService
+from probe_seat import ProbeSeat
+from test_seccomp_record import CALLS
+
+RUNSC = pathlib.Path("/usr/bin/runsc")
+# The probe's refusals as the sentry logs them: as under runc, and personality's other values too
+# (the default action refuses them; under runc they are not a notification, here the same line).
+CALLS_GVISOR = dict(CALLS, personality=2)
+
+
+class GvisorProbeSeat(ProbeSeat):
+    SOURCE, LIBS = "seccomp_probe.c", ("-lpthread",)
+
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            unavailable(self, "gVisor sessions need the rootful seat")
+        if not RUNSC.exists():
+            unavailable(self, "runsc is not installed (apt-get install runsc)")
+        text = self.seat.config_file.read_text()
+        if "runsc_dir" not in text:
+            text = f'runsc_dir = "{RUNSC_DIR}"\nrunsc_socket = "{RUNSC_SOCKET}"\n' + text
+        if 'runtime = "runsc"' not in text:
+            text = 'runtime = "runsc"\n' + text
+        self.seat.write(text)
+
+    def probe(self, session, *args, timeout=180, seat=None):
+        return self.seat.status("--id", session, "--workspace", str(self.probe_workspace("probe")), *args, timeout=timeout)
+
+    def ledger_last(self):
+        return json.loads(self.seat.ledger.read_text().splitlines()[-1])
+
+
+class Recorded(GvisorProbeSeat):
+    def test_each_refused_call_of_the_probe_is_on_record(self):
+        proc, record = self.probe("gvrec-probe", "--", "./seccomp_probe")
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+        self.assertIn(b"keyctl\tEPERM\n", proc.stdout)
+        s = record["seccomp"]
+        self.assertEqual((s["recorded"], s["source"], s["mode"], s["first"]), (True, "sentry_log", "record", "clone"))
+        self.assertEqual(s["calls"], CALLS_GVISOR)
+        self.assertEqual((s["socket_families"], s["refused"], s["other"]), ({}, sum(CALLS_GVISOR.values()), 0))
+        self.assertEqual(self.ledger_last()["seccomp"], s)
+        err = proc.stderr.decode()
+        self.assertIn("agent-sandbox: seccomp: refused clone (the record counts every refused call)\n", err)
+        self.assertEqual(err.count("seccomp: refused"), 1)
+        self.assertNoContainer("gvrec-probe")
+        # Nothing of the log stays on the seat: it was a FIFO in the container's bundle, gone with it.
+        self.assertEqual(record["isolation"]["wall"], "gvisor")
+
+    def test_kill_mode_ends_the_session_at_the_first_refused_call(self):
+        self.seat.write(self.seat.config_file.read_text() + 'tripwire = "kill"\n')
+        proc, record = self.probe("gvrec-kill", "--", "bash", "-c", "echo before; ./seccomp_probe one keyctl; sleep 30; echo after")
+        message = 'killed by the tripwire at its first trip: the refused call keyctl (tripwire = "kill" in %s)' % self.seat.config_file
+        self.assertEqual(proc.returncode, CODES["tripwire"], proc.stderr)
+        self.assertTrue(proc.stdout.startswith(b"before\n"), proc.stdout)
+        self.assertNotIn(b"after", proc.stdout)  # the sentry answered the call; the kill came a moment later
+        self.assertEqual((record["outcome"], record["error_kind"], record["cause"], record["message"]),
+                         ("killed", "tripwire", "tripwire", message))
+        self.assertEqual((record["seccomp"]["first"], record["seccomp"]["calls"]), ("keyctl", {"keyctl": 1}))
+        err = proc.stderr.decode()
+        self.assertIn('agent-sandbox: seccomp: refused keyctl (tripwire = "kill": the session ends)\n', err)
+        self.assertLess(record["durations_ms"]["run"], 10000)
+        self.assertNoContainer("gvrec-kill")
+
+    def test_a_flood_is_counted_exactly_at_a_bounded_cost(self):
+        def flood(session, n):
+            report = tempfile.NamedTemporaryFile(delete=False)
+            self.addCleanup(os.unlink, report.name)
+            status = self.seat.dir / ("status-%s.json" % session)
+            argv = [str(LAUNCHER), "--status-file", str(status), "--id", session, "--workspace",
+                    str(self.probe_workspace("probe")), "--", "./seccomp_probe", "flood", str(n)]
+            t0 = time.monotonic()
+            proc = subprocess.run(peak_rss_argv(argv, report.name), capture_output=True, env=self.seat.env(), timeout=600)
+            return proc, json.loads(status.read_text()), peak_rss_bytes(report.name), time.monotonic() - t0
+
+        _, small, rss_small, _ = flood("gvrec-flood-1k", 1000)
+        proc, record, rss, took = flood("gvrec-flood-100k", 100_000)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, b"flood\t100000 refused of 100000\n")
+        s = record["seccomp"]
+        self.assertEqual((s["refused"], s["calls"], s["first"]), (100_000, {"keyctl": 100_000}, "keyctl"))
+        self.assertEqual(small["seccomp"]["refused"], 1000)
+        self.assertLess(rss, rss_small + 4 * 1024 * 1024, (rss_small, rss))  # nothing kept per line
+        self.assertEqual(proc.stderr.decode().count("seccomp: refused"), 1)
+        self.assertNoContainer("gvrec-flood-100k")
+        print("\ngVisor flood: 100,000 refused calls in %.1f s (run %d ms); launcher peak RSS %.1f MiB (1,000: %.1f MiB)"
+              % (took, record["durations_ms"]["run"], rss / 2**20, rss_small / 2**20), file=sys.stderr)
+
+    def test_dry_run_says_the_sentry_log_records(self):
+        proc = self.seat.run("--dry-run", "--id", "gvrec-dry", "--", "true")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        s = json.loads(proc.stdout)["seccomp"]
+        self.assertEqual((s["listener"], s["sentry_log"]), (None, True))
+
+
+class WrapperWithoutTheLog(GvisorProbeSeat):
+    """A runsc service whose wrapper predates the log (the wrapper of the previous release): the
+    sentry never opens the FIFO, and the session is refused rather than run unrecorded."""
+
+    def setUp(self):
+        super().setUp()
+        self.service = PrivateService(prefix="asbx-gvrec-", conf=ROOT / "scripts" / "containers-runsc.conf")
+        self.addCleanup(self.stop_service)
+        old = self.service.dir / "runsc-old"
+        old.write_text('#!/bin/sh\nexec /usr/bin/runsc --platform=ptrace --network=host --oci-seccomp "$@"\n')
+        old.chmod(0o755)
+        conf = self.service.conf.read_text()
+        conf = conf.replace("/usr/libexec/agent-sandbox/runsc-ptrace", str(old))
+        self.service.conf.write_text(conf)
+        self.service.start()
+
+    def stop_service(self):
+        self.service.stop()
+
+    def test_a_wrapper_that_opens_no_log_refuses_the_session(self):
+        self.seat.write(self.seat.config_file.read_text().replace(f'runsc_socket = "{RUNSC_SOCKET}"',
+                                                                  f'runsc_socket = "{self.service.socket}"'))
+        proc, record = self.probe("gvrec-oldwrap", "--", "echo", "ran")
+        message = ("gVisor: the sentry did not open its log for the seccomp recorder: the podman service at %s did not "
+                   "run the sandbox through %s/runsc-ptrace (its containers.conf must name it); nothing was started"
+                   % (self.service.socket, RUNSC_DIR))
+        self.assertLauncherError(proc, record, "seccomp_unavailable", message)
+        self.assertNotIn(b"ran", proc.stdout)
+        self.assertEqual(self.service.containers("gvrec-oldwrap"), [])
+
+    def test_control_the_seats_own_wrapper_runs_it(self):
+        proc, record = self.probe("gvrec-newwrap", "--", "echo", "ran")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"ran\n"), proc.stderr)
+        self.assertEqual(record["seccomp"]["source"], "sentry_log")
