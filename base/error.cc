@@ -42,7 +42,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::attach_refused, 230, "attach_refused", "attach/stop: no persistent session of that id on the seat, or it is another user's"},
       {ErrorKind::isolation_unavailable, 231, "isolation_unavailable", "the session asked for or the seat requires gVisor (runsc) and it is missing or one of the session's guarantees cannot hold under it; refused before anything was created"},
       {ErrorKind::disk_floor, 232, "disk_floor", "a filesystem the session could write has less free space or free inodes than the seat's disk floor ([limits] disk_floor); nothing was created"},
-      {ErrorKind::seccomp_unavailable, 233, "seccomp_unavailable", "the seat's podman default seccomp profile is missing or unreadable, the session's profile could not be written, or its recorder's socket could not be bound or was handed no notify fd by runc; the agent never started"},
+      {ErrorKind::seccomp_unavailable, 233, "seccomp_unavailable", "the seat's podman default seccomp profile is missing or unreadable, the session's profile could not be written, or its recorder's socket could not be bound or was handed no notify fd by runc, or (gVisor) the sentry opened no log for the recorder; the agent never started"},
       {ErrorKind::killed_pids, 234, "killed_pids", "killed: a gVisor session's sandbox reached its pids limit (the sandbox's own tasks and about ten per agent process count there; --pids N means about N processes) and runsc ended it; the code runsc reported is the record's agent_exit_code, not the agent's verdict"},
   };
   return table;

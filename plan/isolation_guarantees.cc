@@ -24,8 +24,9 @@ const std::vector<GuaranteeRow>& guarantee_table() {
        "refused (231): the end-of-session secret scan cannot reach /tmp, /dev/shm or the agent's memory inside the sandbox"},
       {"kernel-surface profile",
        "the create body's seccomp profile is applied by the sentry (--oci-seccomp); the sentry itself runs under "
-       "runsc's own filter on the seat. Its refusals are not recorded (the sentry answers them, EPERM): the "
-       "record says seccomp.recorded false and why"},
+       "runsc's own filter on the seat. Each refusal is on record: the seat's runsc wrapper points the sentry's "
+       "debug log at a FIFO the launcher reads, one line per refused call (by call, without its arguments); "
+       "tripwire = kill ends the session; a runtime that opens no log refuses the session (233)"},
       {"credentials copied into HOME",
        "HOME is a tmpfs the launcher mounts on the seat (same size, mode, owner) and binds in; staged through the "
        "gofer's root between init and start"},
