@@ -25,7 +25,8 @@ const std::vector<GuaranteeRow>& guarantee_table() {
       {"kernel-surface profile",
        "the create body's seccomp profile is applied by the sentry (--oci-seccomp); the sentry itself runs under "
        "runsc's own filter on the seat. Each refusal is on record: the seat's runsc wrapper points the sentry's "
-       "debug log at a FIFO the launcher reads, one line per refused call (by call, without its arguments); "
+       "debug log (JSON) at a FIFO the launcher reads, one entry per refused call (by call, without its "
+       "arguments: the calls whose rows decide by arguments counted apart, as the agent's own filters log alike); "
        "tripwire = kill ends the session; a runtime that opens no log refuses the session (233)"},
       {"credentials copied into HOME",
        "HOME is a tmpfs the launcher mounts on the seat (same size, mode, owner) and binds in; staged through the "

@@ -87,11 +87,12 @@ RefusedCall match_refused_call(std::uint32_t audit_arch, std::int32_t nr, const 
 RefusedCall match_sentry_refusal(long nr) {
   RefusedCall out;
   const auto& arches = table_call_numbers();
-  if (arches.empty() || nr < 0 || nr > 0xffff) return out;
-  auto it = targets().find({arches.front().audit_arch, nr});  // the native architecture comes first
+  if (arches.empty() || nr < 0 || nr > 0x7fffffff) return out;
+  auto it = targets().find({arches.front().audit_arch, nr});  // the native audit arch (x32's numbers share it)
   if (it == targets().end()) return out;
   out.call = it->second.call;
   out.errno_value = it->second.rows.front()->errno_value;
+  for (const SeccompRow* row : it->second.rows) out.by_arguments |= row->match != SeccompMatch::always;
   return out;
 }
 

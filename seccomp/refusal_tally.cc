@@ -2,9 +2,13 @@
 
 namespace asbx {
 
-RefusalTally::RefusalTally() : calls_(recorded_call_names().size(), 0) {}
+RefusalTally::RefusalTally() : calls_(recorded_call_names().size(), 0), unattributed_(calls_.size(), 0) {}
 
 bool RefusalTally::count(const RefusedCall& call, std::int64_t now_unix_ms) {
+  if (call.by_arguments && call.call >= 0 && std::size_t(call.call) < unattributed_.size()) {
+    ++unattributed_[std::size_t(call.call)];
+    return false;
+  }
   ++total_;
   if (call.call >= 0 && std::size_t(call.call) < calls_.size()) ++calls_[std::size_t(call.call)];
   else ++other_;
@@ -13,6 +17,13 @@ bool RefusalTally::count(const RefusedCall& call, std::int64_t now_unix_ms) {
   first_ = describe_refused(call);
   first_unix_ms_ = now_unix_ms;
   return true;
+}
+
+nlohmann::json RefusalTally::unattributed_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t i = 0; i < unattributed_.size(); ++i)
+    if (unattributed_[i]) out[recorded_call_names()[i]] = unattributed_[i];
+  return out;
 }
 
 nlohmann::json RefusalTally::json() const {

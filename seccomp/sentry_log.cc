@@ -2,21 +2,16 @@
 
 #include <cctype>
 
+#include <nlohmann/json.hpp>
+
 namespace asbx {
 namespace {
 
-bool digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
-
-// Consumes `n` digits (n = 0: one or more) from the front of `s`.
-bool take_digits(std::string_view& s, std::size_t n = 0) {
+// Consumes one or more digits (at most `max`) from the front of `s`.
+bool take_digits(std::string_view& s, std::size_t max) {
   std::size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && (n == 0 || i < n)) ++i;
-  if (i == 0 || (n != 0 && i != n)) return false;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0 || i > max) return false;
   s.remove_prefix(i);
   return true;
 }
@@ -31,67 +26,67 @@ void skip_spaces(std::string_view& s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
 }
 
-// "<L>mmdd hh:mm:ss.uuuuuu <spaces>pid " off the front; the pid returned, "" when not that shape.
-std::string_view take_header(std::string_view& s) {
-  if (s.empty() || std::string_view("DIWEF").find(s.front()) == std::string_view::npos) return {};
-  s.remove_prefix(1);
-  if (!take_digits(s, 4) || !take(s, " ") || !take_digits(s, 2) || !take(s, ":") || !take_digits(s, 2) ||
-      !take(s, ":") || !take_digits(s, 2) || !take(s, ".") || !take_digits(s, 6) || !take(s, " "))
-    return {};
-  skip_spaces(s);
-  std::string_view rest = s;
-  if (!take_digits(s) || !take(s, " ")) return {};
-  return rest.substr(0, rest.size() - s.size() - 1);
-}
-
 }  // namespace
 
-std::string sentry_log_pid(std::string_view line) { return std::string(take_header(line)); }
-
 long sentry_refused_call(std::string_view s) {
-  if (s.empty() || s.front() != 'D' || take_header(s).empty()) return -1;
-  if (!take(s, "task_syscall.go:") || !take_digits(s) || !take(s, "] [")) return -1;
+  if (!take(s, "[")) return -1;
   skip_spaces(s);
-  if (!take_digits(s) || !take(s, ":")) return -1;
+  if (!take_digits(s, 10) || !take(s, ":")) return -1;
   skip_spaces(s);
-  if (!take_digits(s) || !take(s, "] Syscall ")) return -1;
+  if (!take_digits(s, 10) || !take(s, "] Syscall ")) return -1;
   std::string_view nr = s.substr(0, s.find(':'));
   s.remove_prefix(nr.size());
-  if (!digits(nr) || nr.size() > 6 || s != ": denied by seccomp") return -1;
-  return std::stol(std::string(nr));
+  std::string_view digits = nr;
+  if (!take_digits(digits, 10) || !digits.empty() || s != ": denied by seccomp") return -1;
+  long value = std::stol(std::string(nr));
+  return value <= 0x7fffffff ? value : -1;
+}
+
+void SentryLog::reset() {
+  object_.clear();
+  too_long_ = false;
+  depth_ = 0;
+  in_string_ = escaped_ = false;
 }
 
 void SentryLog::feed(std::string_view bytes, const std::function<void(long)>& on_refused) {
-  while (!bytes.empty()) {
-    std::size_t nl = bytes.find('\n');
-    std::string_view piece = bytes.substr(0, nl);
-    if (!overlong_) {
-      if (partial_.size() + piece.size() > kMaxLine) {
-        overlong_ = true;
-        partial_.clear();
-      } else if (nl != std::string_view::npos && partial_.empty()) {
-        line(piece, on_refused);  // the common case: no copy
-      } else {
-        partial_.append(piece);
-        if (nl != std::string_view::npos) line(partial_, on_refused);
+  for (char c : bytes) {
+    if (depth_ == 0) {
+      if (c == '{') {
+        depth_ = 1;
+        object_.assign(1, c);
       }
+      continue;  // between objects: the entries' newlines, or bytes of no entry (skipped)
     }
-    if (nl == std::string_view::npos) return;
-    partial_.clear();
-    overlong_ = false;
-    bytes.remove_prefix(nl + 1);
+    if (c == '\n') {  // never inside a JSON object: what was read is no entry
+      reset();
+      continue;
+    }
+    if (object_.size() < kMaxObject) object_.push_back(c);
+    else too_long_ = true;
+    if (in_string_) {
+      if (escaped_) escaped_ = false;
+      else if (c == '\\') escaped_ = true;
+      else if (c == '"') in_string_ = false;
+    } else if (c == '"') {
+      in_string_ = true;
+    } else if (c == '{') {
+      ++depth_;
+    } else if (c == '}' && --depth_ == 0) {
+      if (!too_long_) entry(on_refused);
+      reset();
+    }
   }
 }
 
-void SentryLog::line(std::string_view l, const std::function<void(long)>& on_refused) {
-  if (pid_.empty()) {
-    pid_ = sentry_log_pid(l);
-    if (pid_.empty()) pid_ = "?";  // a first line of another shape: nothing from this log counts
-    return;
-  }
-  std::string_view rest = l;
-  if (take_header(rest) != pid_) return;
-  long nr = sentry_refused_call(l);
+// One whole object: parsed only when it can matter (the first, or one naming a refusal).
+void SentryLog::entry(const std::function<void(long)>& on_refused) {
+  if (heard_ && object_.find("denied by seccomp") == std::string::npos) return;
+  nlohmann::json j = nlohmann::json::parse(object_, nullptr, false);
+  if (!j.is_object() || !j.contains("msg") || !j["msg"].is_string()) return;
+  heard_ = true;
+  if (!j.contains("level") || j["level"] != "debug") return;
+  long nr = sentry_refused_call(j["msg"].get<std::string>());
   if (nr >= 0) on_refused(nr);
 }
 

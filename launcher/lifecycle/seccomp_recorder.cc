@@ -161,10 +161,12 @@ nlohmann::json SeccompRecorder::json(const LaunchPlan& plan) const {
   if (plan.seccomp.path.empty()) return nullptr;
   if (plan.seccomp.listener.empty() && !plan.seccomp.sentry_log)
     return {{"recorded", false}, {"why", "the profile names no recorder"}};
-  // gVisor: the sentry logs a refused call's number only: socket families and clone flags unknown.
+  // gVisor: the sentry logs a refused call's number only: socket families and clone flags unknown,
+  // and the refusals of calls whose rows decide by arguments counted apart (refusal_tally.h).
   nlohmann::json out = {{"recorded", true}, {"mode", tripwire_mode_name(plan.tripwire.mode)},
                         {"source", plan.seccomp.sentry_log ? "sentry_log" : "listener"}};
   out.update(tally_.json());
+  if (plan.seccomp.sentry_log) out["unattributed"] = tally_.unattributed_json();
   return out;
 }
 

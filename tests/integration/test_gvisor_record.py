@@ -22,9 +22,11 @@ from probe_seat import ProbeSeat
 from test_seccomp_record import CALLS
 
 RUNSC = pathlib.Path("/usr/bin/runsc")
-# The probe's refusals as the sentry logs them: as under runc, and personality's other values too
-# (the default action refuses them; under runc they are not a notification, here the same line).
-CALLS_GVISOR = dict(CALLS, personality=2)
+# The probe's refusals as the sentry logs them: the calls refused whatever their arguments as under
+# runc; those whose rows decide by arguments apart (the log has none, and the agent's own filter's
+# refusals read the same), personality's other values among them (podman's default refuses them).
+BY_ARGUMENTS = {"clone": 2, "socket": 5, "personality": 2}
+CALLS_GVISOR = {k: v for k, v in CALLS.items() if k not in BY_ARGUMENTS}
 
 
 class GvisorProbeSeat(ProbeSeat):
@@ -56,12 +58,12 @@ class Recorded(GvisorProbeSeat):
         self.assertEqual(proc.returncode, 0, proc.stderr.decode())
         self.assertIn(b"keyctl\tEPERM\n", proc.stdout)
         s = record["seccomp"]
-        self.assertEqual((s["recorded"], s["source"], s["mode"], s["first"]), (True, "sentry_log", "record", "clone"))
-        self.assertEqual(s["calls"], CALLS_GVISOR)
+        self.assertEqual((s["recorded"], s["source"], s["mode"], s["first"]), (True, "sentry_log", "record", "setns"))
+        self.assertEqual((s["calls"], s["unattributed"]), (CALLS_GVISOR, BY_ARGUMENTS))
         self.assertEqual((s["socket_families"], s["refused"], s["other"]), ({}, sum(CALLS_GVISOR.values()), 0))
         self.assertEqual(self.ledger_last()["seccomp"], s)
         err = proc.stderr.decode()
-        self.assertIn("agent-sandbox: seccomp: refused clone (the record counts every refused call)\n", err)
+        self.assertIn("agent-sandbox: seccomp: refused setns (the record counts every refused call)\n", err)
         self.assertEqual(err.count("seccomp: refused"), 1)
         self.assertNoContainer("gvrec-probe")
         # Nothing of the log stays on the seat: it was a FIFO in the container's bundle, gone with it.
@@ -111,6 +113,52 @@ class Recorded(GvisorProbeSeat):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         s = json.loads(proc.stdout)["seccomp"]
         self.assertEqual((s["listener"], s["sentry_log"]), (None, True))
+
+
+class HostilePass(GvisorProbeSeat):
+    """What a hostile pass got through against the first form of this recorder (text log, calls by
+    number up to 0xffff, every refusal attributed): each is a test now."""
+    SOURCE, LIBS = "sentry_log_probe.c", ()
+
+    def test_the_agents_own_filter_is_counted_apart_and_kills_nothing(self):
+        # An honest program's own filter (codex's sandbox, a browser's) refuses calls the profile
+        # allows: the sentry logs them alike, so they are counted apart and never end a session; a
+        # call the profile refuses whatever its arguments still does.
+        self.seat.write(self.seat.config_file.read_text() + 'tripwire = "kill"\n')
+        proc, record = self.probe("gvrec-own", "--", "./sentry_log_probe", "own-filter")
+        self.assertEqual(proc.returncode, CODES["tripwire"], proc.stderr)
+        self.assertEqual(proc.stdout.count(b"socket_inet\tOperation not permitted\n"), 3, proc.stdout)
+        s = record["seccomp"]
+        self.assertEqual((s["first"], s["calls"], s["unattributed"]), ("keyctl", {"keyctl": 1}, {"socket": 3}))
+
+    def test_x32_numbers_are_counted_as_their_calls(self):
+        proc, record = self.probe("gvrec-x32", "--", "./sentry_log_probe", "x32")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, b"x32_unshare\tOperation not permitted\nx32_keyctl\tOperation not permitted\n")
+        s = record["seccomp"]
+        self.assertEqual((s["first"], s["calls"], s["refused"]), ("unshare", {"unshare": 1, "keyctl": 1}, 2))
+
+    def test_names_that_spell_refusal_entries_count_nothing(self):
+        # The gofer's log carries the names the agent walks: a newline and a whole text entry for
+        # every pid the seat may have (the text log's one check), and a whole JSON entry.
+        pid_max = min(int(pathlib.Path("/proc/sys/kernel/pid_max").read_text()), 65536)
+        script = r"""
+import os, sys
+names = ['\nD1203 00:00:00.000000 %d task_syscall.go:240] [1:1] Syscall 250: denied by seccomp\n' % pid
+         for pid in range(1, int(sys.argv[1]) + 1)]
+names.append('"}{"msg":"[   1:   1] Syscall 250: denied by seccomp","level":"debug","time":"2026-12-03T00:00:00Z"}{"msg":"')
+for n in names:
+    try:
+        os.stat(n.replace('/', '_'))
+    except OSError:
+        pass
+print(len(names))
+"""
+        proc, record = self.probe("gvrec-forge", "--", "python3", "-c", script, str(pid_max))
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"%d\n" % (pid_max + 1)), proc.stderr)
+        s = record["seccomp"]
+        self.assertEqual((s["refused"], s["calls"], s["unattributed"], s["first"]), (0, {}, {}, None))
+        self.assertNotIn(b"seccomp: refused", proc.stderr)
 
 
 class WrapperWithoutTheLog(GvisorProbeSeat):

@@ -1,11 +1,13 @@
-// gVisor's refusals read from the sentry's log (seccomp/sentry_log.h): only lines of the exact
-// shape, of the boot's pid (the log's first line), count; a line the agent shaped through a file
-// name the gofer logs, a line without the pid, an overlong line: nothing.
+// gVisor's refusals read from the sentry's log (seccomp/sentry_log.h): JSON entries found by their
+// braces outside strings; the agent's bytes (a gofer name, escaped inside a string) can make no
+// entry and end none; an entry too long is skipped without losing the next; x32 numbers count.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <sys/syscall.h>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "seccomp/notify_match.h"
 #include "seccomp/sentry_log.h"
@@ -14,12 +16,13 @@ using namespace asbx;
 
 namespace {
 
-const std::string kFirst = "I1203 11:48:55.341566   10336 main.go:216] ***************************\n";
-
-std::string refusal(long nr, const std::string& pid = "10336") {
-  return "D1203 11:48:55.468988   " + pid + " task_syscall.go:240] [   2:   2] Syscall " + std::to_string(nr) +
-         ": denied by seccomp\n";
+std::string entry(const std::string& msg, const std::string& level = "debug") {
+  return nlohmann::json{{"msg", msg}, {"level", level}, {"time", "2026-12-03T12:00:00.000000Z"}}.dump();
 }
+
+std::string refusal(long nr) { return entry("[   2:   2] Syscall " + std::to_string(nr) + ": denied by seccomp"); }
+
+const std::string kFirst = entry("***************************", "info") + "\n";
 
 std::vector<long> feed_all(const std::vector<std::string>& chunks, SentryLog& log) {
   std::vector<long> got;
@@ -29,52 +32,56 @@ std::vector<long> feed_all(const std::vector<std::string>& chunks, SentryLog& lo
 
 }  // namespace
 
-TEST_CASE("sentry log: a refusal line's call number; every other shape is -1") {
-  CHECK(sentry_refused_call(refusal(272).substr(0, refusal(272).size() - 1)) == 272);
-  CHECK(sentry_refused_call("D1203 11:48:55.468988   10336 task_syscall.go:245] [   2:   2] Syscall 272: killed by seccomp") == -1);
-  CHECK(sentry_refused_call("I1203 11:48:55.468988   10336 task_syscall.go:240] [   2:   2] Syscall 272: denied by seccomp") == -1);
-  CHECK(sentry_refused_call("D1203 11:48:55.468988   10336 task_syscall.go:240] [   2:   2] Syscall 272: denied by seccomp!") == -1);
-  CHECK(sentry_refused_call("D1203 11:48:55.468988   10336 client.go:400] [   2:   2] Syscall 272: denied by seccomp") == -1);
-  CHECK(sentry_refused_call("D1203 11:48:55.468988   10336 task_syscall.go:388] vsyscall 96, caller 0: denied by seccomp") == -1);
-  CHECK(sentry_refused_call("D1203 11:48:55 10336 task_syscall.go:240] [   2:   2] Syscall 272: denied by seccomp") == -1);
-  CHECK(sentry_refused_call("D1203 11:48:55.468988   10336 task_syscall.go:240] [   2:   2] Syscall 1234567: denied by seccomp") == -1);
-  CHECK(sentry_log_pid(kFirst.substr(0, kFirst.size() - 1)) == "10336");
-  CHECK(sentry_log_pid("not a log line") == "");
+TEST_CASE("sentry log: a refusal message's call number; every other message is -1") {
+  CHECK(sentry_refused_call("[   2:   2] Syscall 272: denied by seccomp") == 272);
+  CHECK(sentry_refused_call("[1:1] Syscall 1073742096: denied by seccomp") == 1073742096);  // x32's unshare
+  CHECK(sentry_refused_call("[   2:   2] Syscall 272: killed by seccomp") == -1);
+  CHECK(sentry_refused_call("[   2:   2] Syscall 272: denied by seccomp!") == -1);
+  CHECK(sentry_refused_call("x[   2:   2] Syscall 272: denied by seccomp") == -1);
+  CHECK(sentry_refused_call("vsyscall 96, caller 0: denied by seccomp") == -1);
+  CHECK(sentry_refused_call("[   2:   2] Syscall 99999999999: denied by seccomp") == -1);
+  CHECK(sentry_refused_call("[   2:   2] Syscall : denied by seccomp") == -1);
 }
 
-TEST_CASE("sentry log: the boot's first line gives the pid; refusals of that pid count, in any chunking") {
+TEST_CASE("sentry log: entries in any chunking, two on a line, the newline written apart; info entries never count") {
   SentryLog log;
   CHECK_FALSE(log.heard());
-  std::string all = kFirst + refusal(SYS_unshare) + refusal(SYS_keyctl) + refusal(SYS_unshare, "999");
+  std::string all = kFirst + refusal(SYS_unshare) + refusal(SYS_keyctl) + "\n\n" +
+                    entry("[   2:   2] Syscall 250: denied by seccomp", "info") + "\n";
   std::vector<std::string> bytes;
   for (char c : all) bytes.emplace_back(1, c);  // one byte at a time
   CHECK(feed_all(bytes, log) == std::vector<long>{SYS_unshare, SYS_keyctl});
   CHECK(log.heard());
 }
 
-TEST_CASE("sentry log: a line the agent shaped through a file name counts once it has the boot's pid only") {
-  // The gofer client logs walked names as they are: a newline in a name starts a line of the agent's text.
+TEST_CASE("sentry log: what the agent puts in a name the gofer logs makes no entry") {
+  // The gofer client logs walked names as they are; in JSON they are escaped inside the message.
   SentryLog log;
-  std::string forged_other_pid = "D1203 11:48:55.455518   10336 client.go:400] send WalkReq{Path: [x\n" + refusal(SYS_bpf, "1") + ", ]}\n";
-  CHECK(feed_all({kFirst, forged_other_pid}, log).empty());
-  // One that knows the boot's pid (the seat's, never shown inside) adds to its own record; no
-  // line of the agent's can take a real refusal line away (each entry starts a line of its own).
-  std::string forged = "D1203 11:48:55.455518   10336 client.go:400] send WalkReq{Path: [x\n" + refusal(SYS_bpf) + ", ]}\n";
-  CHECK(feed_all({forged, refusal(SYS_keyctl)}, log) == std::vector<long>{SYS_bpf, SYS_keyctl});
+  std::string forged_text = "\nD1203 11:48:55.468988   10336 task_syscall.go:240] [   2:   2] Syscall 321: denied by seccomp\n";
+  std::string forged_json = "\"}" + refusal(SYS_bpf) + "{\"msg\":\"";
+  std::string gofer = entry("send [channel 0xc0004be1b0] WalkReq{DirFD: 11, Path: [x" + forged_text + forged_json + ", ]}");
+  CHECK(feed_all({kFirst, gofer, "\n", refusal(SYS_keyctl), "\n"}, log) == std::vector<long>{SYS_keyctl});
 }
 
-TEST_CASE("sentry log: a first line of another shape: never heard, nothing counts") {
+TEST_CASE("sentry log: a log in another format is never heard and counts nothing") {
   SentryLog log;
-  CHECK(feed_all({"{\"msg\":\"json log\"}\n", refusal(SYS_unshare)}, log).empty());
+  CHECK(feed_all({"I1203 11:48:55.341566   10336 main.go:216] ***\n",
+                  "D1203 11:48:55.468988   10336 task_syscall.go:240] [   2:   2] Syscall 272: denied by seccomp\n"}, log)
+            .empty());
   CHECK_FALSE(log.heard());
 }
 
-TEST_CASE("sentry log: an overlong line is dropped whole, the next one counts") {
+TEST_CASE("sentry log: an entry too long is skipped, the next one counts, even on the same line") {
   SentryLog log;
-  std::string longline(SentryLog::kMaxLine + 10, 'x');
-  std::string overlong_refusal = refusal(SYS_unshare);
-  overlong_refusal.insert(0, SentryLog::kMaxLine, ' ');  // too long: never parsed, even in pieces
-  CHECK(feed_all({kFirst, longline.substr(0, 3000), longline.substr(3000), "\n", overlong_refusal, refusal(SYS_keyctl)}, log) ==
+  std::string huge = entry("send WalkReq{Path: [" + std::string(3 * SentryLog::kMaxObject, 'n') + "]} {\"{");
+  CHECK(feed_all({kFirst, huge.substr(0, 2000), huge.substr(2000), refusal(SYS_keyctl), "\n\n"}, log) ==
+        std::vector<long>{SYS_keyctl});
+}
+
+TEST_CASE("sentry log: raw bytes (a panic on the sandbox's stderr) drop the object they cut, never the next") {
+  SentryLog log;
+  std::string cut = refusal(SYS_unshare);
+  CHECK(feed_all({kFirst, cut.substr(0, 20), "\npanic: \"oops{\n", refusal(SYS_keyctl), "\n"}, log) ==
         std::vector<long>{SYS_keyctl});
 }
 
@@ -82,8 +89,13 @@ TEST_CASE("sentry log: a refusal's row by number alone: the call, no family, no 
   CHECK(describe_refused(match_sentry_refusal(SYS_socket)) == "socket");
   CHECK(describe_refused(match_sentry_refusal(SYS_clone)) == "clone");
   CHECK(describe_refused(match_sentry_refusal(SYS_keyctl)) == "keyctl");
-  CHECK(match_sentry_refusal(SYS_clone3).call == -1);   // unrecorded row
-  CHECK(match_sentry_refusal(SYS_getpid).call == -1);   // no row
-  CHECK(match_sentry_refusal(0x40000000 + SYS_unshare).call == -1);  // x32 numbers are not the sentry's
+  CHECK_FALSE(match_sentry_refusal(SYS_keyctl).by_arguments);  // refused whatever its arguments
+  CHECK(match_sentry_refusal(SYS_socket).by_arguments);        // the agent's own filter may have refused it
+  CHECK(match_sentry_refusal(SYS_clone).by_arguments);
+  CHECK(match_sentry_refusal(SYS_personality).by_arguments);
+  CHECK(match_sentry_refusal(SYS_sendto).by_arguments);
+  CHECK(match_sentry_refusal(SYS_clone3).call == -1);  // unrecorded row
+  CHECK(match_sentry_refusal(SYS_getpid).call == -1);  // no row
+  CHECK(describe_refused(match_sentry_refusal(0x40000000 + 272)) == "unshare");  // x32's unshare
   CHECK(match_sentry_refusal(-1).call == -1);
 }
