@@ -1,6 +1,8 @@
 #include "seccomp/sentry_log.h"
 
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
@@ -36,10 +38,13 @@ long sentry_refused_call(std::string_view s) {
   if (!take_digits(s, 10) || !take(s, "] Syscall ")) return -1;
   std::string_view nr = s.substr(0, s.find(':'));
   s.remove_prefix(nr.size());
-  std::string_view digits = nr;
-  if (!take_digits(digits, 10) || !digits.empty() || s != ": denied by seccomp") return -1;
-  long value = std::stol(std::string(nr));
-  return value <= 0x7fffffff ? value : -1;
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(nr.data(), nr.data() + nr.size(), value);
+  if (nr.empty() || ec != std::errc() || end != nr.data() + nr.size()) return -1;
+  if (s != ": denied by seccomp" && s != ": killed by seccomp") return -1;
+  // The sentry filters the number's low 32 bits (int32) and logs all 64: what the filter saw.
+  std::uint32_t low = static_cast<std::uint32_t>(value);
+  return low <= 0x7fffffff ? long(low) : -1;
 }
 
 void SentryLog::reset() {
@@ -81,7 +86,7 @@ void SentryLog::feed(std::string_view bytes, const std::function<void(long)>& on
 
 // One whole object: parsed only when it can matter (the first, or one naming a refusal).
 void SentryLog::entry(const std::function<void(long)>& on_refused) {
-  if (heard_ && object_.find("denied by seccomp") == std::string::npos) return;
+  if (heard_ && object_.find(" by seccomp") == std::string::npos) return;
   nlohmann::json j = nlohmann::json::parse(object_, nullptr, false);
   if (!j.is_object() || !j.contains("msg") || !j["msg"].is_string()) return;
   heard_ = true;

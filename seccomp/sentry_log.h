@@ -3,7 +3,7 @@
 // with --debug its sentry logs one entry per refused call; the seat's wrapper asks for the JSON
 // format, one object per entry:
 //   {"msg":"[   2:   2] Syscall 272: denied by seccomp","level":"debug","time":"…"}
-// (the call's number as the sentry's filter saw it; its arguments are not logged). Pure: bytes in,
+// (the call's number as the task passed it; its arguments are not logged). Pure: bytes in,
 // the numbers of the refused calls out. The log also carries text the agent chose (names the gofer
 // walks, with any bytes in them): in JSON every such byte is inside a string, escaped (a raw
 // newline or quote never is), so the agent can neither make an entry nor end one. Objects are
@@ -39,8 +39,10 @@ class SentryLog {
   bool heard_ = false;
 };
 
-// The call number of a refusal entry's message "[<tid>:<tid>] Syscall <nr>: denied by seccomp"
-// (spaces may pad the tids), -1 for any other message.
+// The call number of a refusal entry's message "[<tid>:<tid>] Syscall <nr>: denied by seccomp" (or
+// "killed by seccomp": a KILL verdict, the agent's own filter's, on a call the profile refuses too;
+// spaces may pad the tids): <nr>'s low 32 bits, which is what the sentry's filter saw (a hostile
+// pass set bits 32-63: refused as their low half, logged whole); -1 for any other message.
 long sentry_refused_call(std::string_view msg);
 
 }  // namespace asbx

@@ -138,6 +138,20 @@ class HostilePass(GvisorProbeSeat):
         s = record["seccomp"]
         self.assertEqual((s["first"], s["calls"], s["refused"]), ("unshare", {"unshare": 1, "keyctl": 1}, 2))
 
+    def test_a_number_with_high_bits_is_the_call_its_low_half_names(self):
+        # The sentry filters the low 32 bits of the number and logs all 64 (a second hostile pass).
+        self.seat.write(self.seat.config_file.read_text() + 'tripwire = "kill"\n')
+        proc, record = self.probe("gvrec-hibits", "--", "./sentry_log_probe", "high-bits")
+        self.assertEqual(proc.returncode, CODES["tripwire"], proc.stderr)
+        self.assertNotIn(b"after", proc.stdout)
+        self.assertEqual((record["seccomp"]["first"], record["seccomp"]["calls"]), ("keyctl", {"keyctl": 1}))
+
+    def test_a_call_the_agents_own_kill_filter_answers_is_counted(self):
+        # Its verdict is logged "killed by seccomp"; the profile refuses keyctl too.
+        proc, record = self.probe("gvrec-ownkill", "--", "./sentry_log_probe", "own-kill")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"own_kill\tSIGSYS\n"), proc.stderr)
+        self.assertEqual((record["seccomp"]["first"], record["seccomp"]["calls"]), ("keyctl", {"keyctl": 1}))
+
     def test_names_that_spell_refusal_entries_count_nothing(self):
         # The gofer's log carries the names the agent walks: a newline and a whole text entry for
         # every pid the seat may have (the text log's one check), and a whole JSON entry.
