@@ -14,16 +14,21 @@ from harness import CODES, LAUNCHER, RUNSC_DIR, RUNSC_SOCKET, SeatTest, podman, 
 RUNSC = pathlib.Path("/usr/bin/runsc")
 
 
+def gvisor_seat(test):
+    """The test's seat made able to run gVisor sessions (root, runsc, the build tree's wrappers)."""
+    if os.geteuid() != 0:
+        unavailable(test, "gVisor sessions need the rootful seat")
+    if not RUNSC.exists():
+        unavailable(test, "runsc is not installed (apt-get install runsc)")
+    text = test.seat.config_file.read_text()
+    if "runsc_dir" not in text:  # the build tree's wrappers (installed: /usr/libexec/agent-sandbox)
+        test.seat.write(f'runsc_dir = "{RUNSC_DIR}"\nrunsc_socket = "{RUNSC_SOCKET}"\n' + text)
+
+
 class GvisorSeat(SeatTest):
     def setUp(self):
         super().setUp()
-        if os.geteuid() != 0:
-            unavailable(self, "gVisor sessions need the rootful seat")
-        if not RUNSC.exists():
-            unavailable(self, "runsc is not installed (apt-get install runsc)")
-        text = self.seat.config_file.read_text()
-        if "runsc_dir" not in text:  # the build tree's wrappers (installed: /usr/libexec/agent-sandbox)
-            self.seat.write(f'runsc_dir = "{RUNSC_DIR}"\nrunsc_socket = "{RUNSC_SOCKET}"\n' + text)
+        gvisor_seat(self)
 
     def runsc_seat(self, more=""):
         text = self.seat.config_file.read_text()

@@ -16,12 +16,11 @@ import sys
 import tempfile
 import time
 
-from harness import CODES, LAUNCHER, ROOT, RUNSC_DIR, RUNSC_SOCKET, peak_rss_argv, peak_rss_bytes, unavailable
+from harness import CODES, LAUNCHER, ROOT, RUNSC_DIR, RUNSC_SOCKET, peak_rss_argv, peak_rss_bytes
 from private_service import PrivateService
 from probe_seat import ProbeSeat
+from test_gvisor import gvisor_seat
 from test_seccomp_record import CALLS
-
-RUNSC = pathlib.Path("/usr/bin/runsc")
 # The probe's refusals as the sentry logs them: the calls refused whatever their arguments as under
 # runc; those whose rows decide by arguments apart (the log has none, and the agent's own filter's
 # refusals read the same), personality's other values among them (podman's default refuses them).
@@ -34,16 +33,10 @@ class GvisorProbeSeat(ProbeSeat):
 
     def setUp(self):
         super().setUp()
-        if os.geteuid() != 0:
-            unavailable(self, "gVisor sessions need the rootful seat")
-        if not RUNSC.exists():
-            unavailable(self, "runsc is not installed (apt-get install runsc)")
+        gvisor_seat(self)
         text = self.seat.config_file.read_text()
-        if "runsc_dir" not in text:
-            text = f'runsc_dir = "{RUNSC_DIR}"\nrunsc_socket = "{RUNSC_SOCKET}"\n' + text
         if 'runtime = "runsc"' not in text:
-            text = 'runtime = "runsc"\n' + text
-        self.seat.write(text)
+            self.seat.write('runtime = "runsc"\n' + text)
 
     def probe(self, session, *args, timeout=180, seat=None):
         return self.seat.status("--id", session, "--workspace", str(self.probe_workspace("probe")), *args, timeout=timeout)
