@@ -27,6 +27,7 @@ namespace asbx {
 namespace {
 
 constexpr int kSentryLogWaitMs = 2000;
+constexpr useconds_t kSentryLogBatchUs = 2000;
 
 std::int64_t now_unix_ms() {
   timespec ts{};
@@ -103,7 +104,12 @@ void SeccompRecorder::run() {
       return;
     }
     if (log_ && fds[1].revents) {
-      if (read_log() == 0) return;  // the sandbox closed its log: it has ended
+      // The sentry writes an entry at a time: a short pause lets them gather (the FIFO holds 1 MiB),
+      // so a busy log costs a read per batch, not two system calls per entry.
+      ::usleep(kSentryLogBatchUs);
+      int got;
+      while ((got = read_log()) > 0) {}
+      if (got == 0) return;  // the sandbox closed its log: it has ended
     } else if (fds[1].revents & POLLIN) {
       answer_one(request, response);
     } else if (fds[1].revents) {

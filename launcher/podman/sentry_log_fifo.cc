@@ -10,6 +10,8 @@
 
 namespace asbx {
 
+constexpr int kSentryLogPipeBytes = 1 << 20;
+
 UniqueFd open_sentry_log_fifo(const nlohmann::json& inspect) {
   std::string bundle = inspect.is_object() ? inspect.value("StaticDir", std::string()) : std::string();
   auto refuse = [](const std::string& what) {
@@ -22,6 +24,7 @@ UniqueFd open_sentry_log_fifo(const nlohmann::json& inspect) {
   struct stat st {};
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_uid != ::geteuid())
     refuse("open " + path + ": " + (fd ? std::string("not the FIFO just made") : std::string(std::strerror(errno))));
+  (void)::fcntl(fd.get(), F_SETPIPE_SZ, kSentryLogPipeBytes);  // room while the reader gathers (root: no cap)
   return fd;
 }
 
