@@ -3,7 +3,7 @@
 # workload as a whole session through the launcher, `--isolation runc` and `--isolation gvisor`
 # alternating under hyperfine. Prints a markdown table (median seconds, ratio) naming the platform.
 #   bench/gvisor.sh [RUNS] [FILES]     (FILES: the checkout git status walks, default 20000)
-# ASBX_BENCH_ROWS="start codex_turn" runs only those rows.
+# ASBX_BENCH_ROWS="start codex_turn" (or start,codex_turn) runs only those rows.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 runs=${1:-5} files=${2:-20000}
@@ -54,7 +54,7 @@ work[codex_turn]="--runtime codex --credential $t/codex-auth.json --network $moc
 echo "| workload | runc (s) | runsc $platform (s) | ratio |"
 echo "|---|---|---|---|"
 rows=${ASBX_BENCH_ROWS:-start fork_exec_300 file_walk_usr git_status_$files npm_install_local codex_turn}
-for name in $rows; do
+for name in ${rows//,/ }; do
   [[ -n ${work[$name]:-} ]] || continue
   cmd="--workspace $ws -- ${work[$name]}"
   [[ $name == codex_turn ]] && cmd=${work[$name]}  # its own flags, workspace and namespace

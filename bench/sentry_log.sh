@@ -6,6 +6,7 @@
 #   bench/sentry_log.sh BEFORE_BUILD_DIR [RUNS] [FLOOD]
 # Rows: `-- true`; a walk of /usr (every directory a gofer round trip the log records); 300
 # fork+exec; FLOOD refused keyctl calls (each a log line). Prints one line per row: medians, ratio.
+# ASBX_BENCH_ROWS="start refused_keyctl" (or start,refused_keyctl) runs only those rows (bench/smoke.sh does).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 before=${1:?usage: bench/sentry_log.sh BEFORE_BUILD_DIR [RUNS] [FLOOD]}
@@ -25,7 +26,10 @@ declare -A work=(
   [fork_exec_300]="sh -c 'i=0; while [ \$i -lt 300 ]; do /bin/true; i=\$((i+1)); done'"
   [refused_keyctl_$flood]="./seccomp_probe flood $flood"
 )
-for row in start file_walk_usr fork_exec_300 "refused_keyctl_$flood"; do
+rows=${ASBX_BENCH_ROWS:-start file_walk_usr fork_exec_300 refused_keyctl}
+for row in ${rows//,/ }; do
+  [[ $row == refused_keyctl ]] && row=refused_keyctl_$flood
+  [[ -n ${work[$row]:-} ]] || { echo "bench/sentry_log.sh: no row $row" >&2; exit 2; }
   hyperfine --warmup 1 --runs "$runs" --export-json "$t/$row.json" \
     -n log "$ASBX_BUILD/agent-sandbox --isolation gvisor --workspace $t/ws/p -- ${work[$row]}" \
     -n before "$before/agent-sandbox --isolation gvisor --workspace $t/ws/p -- ${work[$row]}" >&2
