@@ -8,9 +8,11 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 sanitize=0
 if [[ ${1:-} == --sanitize ]]; then sanitize=1; shift; fi
-"$ASBX_ROOT/scripts/setup.sh"
+# Each step's wall time on stderr: the CI budget (a cold run under 45 min) is spent here and in ctest.
+step() { local start=$SECONDS; "$@"; echo "[test.sh] ${1##*/}: $((SECONDS - start)) s" >&2; }
+step "$ASBX_ROOT/scripts/setup.sh"
 for prep in "$ASBX_ROOT"/scripts/test-prep.d/*.sh; do
-  [ -e "$prep" ] && "$prep"
+  [ -e "$prep" ] && step "$prep"
 done
 export ASBX_MUST_WORK=${ASBX_MUST_WORK:-1}
 [[ $sanitize -eq 0 ]] || exec "$ASBX_ROOT/scripts/sanitize.sh" "$@"
