@@ -49,6 +49,9 @@ struct Request {
 };
 
 // Facts of this launch that are not configuration: when, who, which process.
+// What a seat file must allow the launcher (SessionFacts::executable).
+enum class FileNeed { execute, read };
+
 struct SessionFacts {
   std::int64_t now_unix = 0;
   long pid = 0;
@@ -57,8 +60,9 @@ struct SessionFacts {
   std::map<std::string, std::string> environ;  // the launcher's environment (filtered by policy)
   std::string seccomp_default_path;  // the seat's installed podman default profile
   std::string seccomp_default;       // its content as read now ("" when unreadable: planning fails)
-  // Is this file there and executable (runsc, its wrapper)? Unset: access(X_OK). Tests set it.
-  std::function<bool(const std::string&)> executable;
+  // Is this file there and usable as NEED says (execute: runsc, its wrapper; read: the compat shim,
+  // which ld.so maps and the package installs 0644)? Unset: access(2). Tests set it.
+  std::function<bool(const std::string&, FileNeed need)> executable;
 };
 
 // Where podman (containers/common) installs its default seccomp profile; the seat's own copy is

@@ -221,8 +221,8 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.tripwire = plan_tripwire(seat.tripwire, plan, seat.path.empty() ? "the seat config (" + seat_config_hint(user) + ")" : seat.path);
   // The seat's installed podman default, tightened (seccomp/table.h). Facts made in code (unit
   // tests) name no default: no profile then, and the session refuses to create (session.cc).
-  plan_isolation(req, seat, plan, facts.executable ? facts.executable : [](const std::string& p) {
-    return ::access(p.c_str(), X_OK) == 0;
+  plan_isolation(req, seat, plan, facts.executable ? facts.executable : [](const std::string& p, FileNeed need) {
+    return ::access(p.c_str(), need == FileNeed::execute ? X_OK : R_OK) == 0;
   });
   if (!facts.seccomp_default_path.empty())
     plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id,

@@ -98,7 +98,7 @@ std::string gvisor_refusal(const LaunchPlan& plan) {
 }
 
 void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan,
-                    const std::function<bool(const std::string&)>& executable) {
+                    const std::function<bool(const std::string&, FileNeed need)>& executable) {
   const OciRuntimeRow& seat_row = oci_runtime_row(seat.oci_runtime);
   std::string source = seat.path.empty() ? "the seat config" : seat.path;
   std::string wall = req.isolation.empty() ? seat_row.wall : wall_of(req.isolation);
@@ -115,14 +115,14 @@ void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan
   plan.isolation.sandbox_pids = kGvisorBasePids + kGvisorPidsPerProcess * plan.limits.pids;
   plan.socket = runsc_socket(seat);  // the service whose runtime is runsc (podman 4.3: per service)
   if (req.pod_manifest) return;  // the cluster's RuntimeClass runs it (launcher/kube/): nothing of the seat's
-  if (!executable(row.binary)) unavailable("'" + row.binary + "' is not installed (apt-get install runsc)");
-  if (!executable(plan.isolation.oci_runtime))
+  if (!executable(row.binary, FileNeed::execute)) unavailable("'" + row.binary + "' is not installed (apt-get install runsc)");
+  if (!executable(plan.isolation.oci_runtime, FileNeed::execute))
     unavailable("its wrapper '" + plan.isolation.oci_runtime + "' is missing or not executable (runsc_dir in " +
                 source + ")");
   std::string refusal = gvisor_refusal(plan);
   if (!refusal.empty()) unavailable("a guarantee cannot hold: " + refusal);
   std::string shim = seat.runsc_dir + "/" + kGvisorShim;
-  if (!executable(shim))
+  if (!executable(shim, FileNeed::read))  // a library ld.so maps: readable is enough (the package installs it 0644)
     unavailable("its compat shim '" + shim + "' is missing (runsc_dir in " + source + "): without it `ls -l`, "
                 "`stat` and blocking reads of sockets fail inside");
   move_tmpfs_to_seat(plan);

@@ -43,9 +43,9 @@ std::string runsc_wrapper(const SeatConfig& seat);
 // Decides plan.isolation from --isolation and the seat; under gVisor rewrites the tmpfs mounts the
 // launcher reaches into as seat tmpfs binds. Throws isolation_unavailable naming what cannot hold
 // (a weaker wall than the seat requires, runsc or its wrapper missing, a guarantee) and usage for
-// an unknown --isolation. `executable` is the file check (tests replace it).
+// an unknown --isolation. `executable` is the file check, (path, execute or read) (tests replace it).
 void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan,
-                    const std::function<bool(const std::string&)>& executable);
+                    const std::function<bool(const std::string&, FileNeed need)>& executable);
 
 // Which of the plan's guarantees cannot hold under gVisor: "" when all hold, else the guarantee's
 // name and why (pure).

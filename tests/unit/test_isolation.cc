@@ -32,7 +32,7 @@ SessionFacts facts(bool runsc_there = true) {
   f.now_unix = 1700000000;
   f.pid = 4242;
   f.boot_id = "boot-1";
-  f.executable = [runsc_there](const std::string& p) { return runsc_there || p.find("runsc") == std::string::npos; };
+  f.executable = [runsc_there](const std::string& p, FileNeed) { return runsc_there || p.find("runsc") == std::string::npos; };
   return f;
 }
 
@@ -92,7 +92,7 @@ TEST_CASE("isolation: runsc missing, its wrapper missing, a rootless seat, injec
   check_refused([&] { build_plan(request(), s, user(0), facts(false)); }, ErrorKind::isolation_unavailable,
                 "gVisor (runsc): '/usr/bin/runsc' is not installed (apt-get install runsc); nothing was created");
   SessionFacts no_wrapper = facts();
-  no_wrapper.executable = [](const std::string& p) { return p == "/usr/bin/runsc"; };
+  no_wrapper.executable = [](const std::string& p, FileNeed) { return p == "/usr/bin/runsc"; };
   check_refused([&] { build_plan(request(), s, user(0), no_wrapper); }, ErrorKind::isolation_unavailable,
                 "gVisor (runsc): its wrapper '/usr/libexec/agent-sandbox/runsc-ptrace' is missing or not executable "
                 "(runsc_dir in /etc/seat.toml); nothing was created");
@@ -173,10 +173,24 @@ TEST_CASE("isolation: a gVisor session binds in the compat shim read-only, and r
   for (const auto& m : build_plan(request(), seat(""), user(0), facts()).mounts)
     CHECK(m.destination != "/etc/ld.so.preload");
   SessionFacts no_shim = facts();
-  no_shim.executable = [](const std::string& p) { return p.find("gvisor-compat") == std::string::npos; };
+  no_shim.executable = [](const std::string& p, FileNeed) { return p.find("gvisor-compat") == std::string::npos; };
   check_refused([&] { build_plan(request(), seat("runtime = \"runsc\"\n"), user(0), no_shim); },
                 ErrorKind::isolation_unavailable,
                 "gVisor (runsc): its compat shim '/usr/libexec/agent-sandbox/gvisor-compat.so' is missing (runsc_dir in "
                 "/etc/seat.toml): without it `ls -l`, `stat` and blocking reads of sockets fail inside; "
                 "nothing was created");
+}
+
+TEST_CASE("isolation: the compat shim needs only to be readable (the package installs it 0644), runsc and its wrapper executable") {
+  std::vector<std::pair<std::string, FileNeed>> asked;
+  SessionFacts f = facts();
+  f.executable = [&asked](const std::string& p, FileNeed need) {
+    asked.emplace_back(p, need);
+    return true;
+  };
+  build_plan(request(), seat("runtime = \"runsc\"\n"), user(0), f);
+  CHECK(asked == std::vector<std::pair<std::string, FileNeed>>{
+                     {"/usr/bin/runsc", FileNeed::execute},
+                     {"/usr/libexec/agent-sandbox/runsc-ptrace", FileNeed::execute},
+                     {"/usr/libexec/agent-sandbox/gvisor-compat.so", FileNeed::read}});
 }
