@@ -38,6 +38,20 @@ target_link_options(gvisor-compat PRIVATE -fno-sanitize=all -Wl,--as-needed -Wl,
 configure_file(${ASBX_PKG}/runsc/gvisor-ld.so.preload ${CMAKE_BINARY_DIR}/libexec/agent-sandbox/gvisor-ld.so.preload COPYONLY)
 install(TARGETS gvisor-compat LIBRARY DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/agent-sandbox)
 install(FILES ${ASBX_PKG}/runsc/gvisor-ld.so.preload DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/agent-sandbox)
+# A rootful seat's gVisor service (not enabled by the package): its containers.conf, the socket and
+# service units, and a containers.conf.d drop-in naming the wrappers for every other podman (a
+# conffile). docs/ISOLATION.md "A seat installed from the package".
+set(ASBX_RUNSC_DIR ${CMAKE_INSTALL_FULL_LIBEXECDIR}/agent-sandbox)
+file(READ scripts/containers-runsc.conf ASBX_RUNSC_CONF)
+string(REPLACE "/usr/libexec/agent-sandbox" "${ASBX_RUNSC_DIR}" ASBX_RUNSC_CONF "${ASBX_RUNSC_CONF}")
+file(WRITE ${CMAKE_BINARY_DIR}/runsc/containers-runsc.conf "${ASBX_RUNSC_CONF}")
+configure_file(${ASBX_PKG}/runsc/runtimes.conf.in ${CMAKE_BINARY_DIR}/runsc/50-agent-sandbox-runsc.conf @ONLY)
+configure_file(scripts/systemd/agent-sandbox-runsc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-runsc.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/runsc/containers-runsc.conf DESTINATION ${CMAKE_INSTALL_DATADIR}/agent-sandbox)
+install(FILES ${CMAKE_BINARY_DIR}/runsc/50-agent-sandbox-runsc.conf
+        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/containers/containers.conf.d)
+install(FILES ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-runsc.service scripts/systemd/agent-sandbox-runsc.socket
+        DESTINATION /lib/systemd/system)
 configure_file(scripts/systemd/agent-sandbox-gc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-gc.service scripts/systemd/agent-sandbox-gc.timer
         DESTINATION lib/systemd/user)
@@ -80,7 +94,8 @@ through. It runs on the local seat or dispatches over ssh to seat hosts.
 This package holds the caller side (agent-sandbox), the seat side
 (sandbox-run), the human-only escape hatch (agent-sandbox-unsafe), the
 credential table, the gc timer as a systemd user unit, man pages, bash
-completion, and the Python caller library (import agent_sandbox).]=])
+completion, the Python caller library (import agent_sandbox), and the
+gVisor wrappers with the podman service a rootful seat runs them through.]=])
 # The first changelog entry's version; test_package.py checks the .deb carries the same.
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -98,4 +113,5 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
     WORLD_READ WORLD_EXECUTE)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${ASBX_PKG}/runsc/conffiles)
 include(CPack)

@@ -72,7 +72,9 @@ void check_runsc(const SeatConfig& seat, const UserFacts& user, std::vector<Doct
   if (version.empty()) {
     std::string detail = row.binary + " is not installed or its podman service (" + runsc_socket(seat) + ") does not answer; " +
                          (required ? "the seat requires it: every session is refused (231)" : "--isolation gvisor is refused (231)");
-    out.push_back({"runsc", !required, detail, "apt-get install runsc; scripts/podman-service.sh start (or the seat's runsc service)"});
+    out.push_back({"runsc", !required, detail,
+                   "apt-get install runsc; then its podman service: systemctl enable --now agent-sandbox-runsc.socket "
+                   "(the package's), or scripts/podman-service.sh start (a source checkout)"});
     return;
   }
   out.push_back({"runsc", true, version + (required ? " (the seat requires it)" : " (on request: --isolation gvisor)"), ""});

@@ -75,7 +75,11 @@ class PackageTest(unittest.TestCase):
             "/usr/share/bash-completion/completions/agent-sandbox-unsafe",
             "/usr/share/doc/agent-sandbox/copyright", "/usr/share/doc/agent-sandbox/changelog.Debian.gz",
             "/usr/libexec/agent-sandbox/runsc-ptrace", "/usr/libexec/agent-sandbox/runsc-kvm",
-            "/usr/libexec/agent-sandbox/gvisor-compat.so", "/usr/libexec/agent-sandbox/gvisor-ld.so.preload"}
+            "/usr/libexec/agent-sandbox/gvisor-compat.so", "/usr/libexec/agent-sandbox/gvisor-ld.so.preload",
+            # a rootful seat's gVisor service (test_package_gvisor runs it on a provisioned seat)
+            "/usr/share/agent-sandbox/containers-runsc.conf", "/lib/systemd/system/agent-sandbox-runsc.socket",
+            "/lib/systemd/system/agent-sandbox-runsc.service",
+            "/etc/containers/containers.conf.d/50-agent-sandbox-runsc.conf"}
         library = {f"{PY_LIB}/{name}" for name in ("__init__.py", "__main__.py", "_table.py", "buildbox.py",
                                                     "capture.py", "errors.py", "git.py", "py.typed")}
         self.assertEqual(want - files, set())
@@ -86,6 +90,11 @@ class PackageTest(unittest.TestCase):
         for e in EXECUTABLES:
             self.assertEqual(modes[f"/usr/bin/{e}"], "-rwxr-xr-x")
         self.assertEqual(modes["/usr/share/agent-sandbox/credtable.toml"], "-rw-r--r--")
+        conffiles = subprocess.run(["dpkg-deb", "--info", str(deb()), "conffiles"], capture_output=True, text=True,
+                                   check=True).stdout
+        self.assertEqual(conffiles, "/etc/containers/containers.conf.d/50-agent-sandbox-runsc.conf\n")
+        self.assertEqual([f for f in files if f.startswith("/etc/") and not f.endswith("/")],
+                         ["/etc/containers/containers.conf.d/50-agent-sandbox-runsc.conf"])
         for shim in ("cdx", "cld"):  # shipped, but not on PATH
             self.assertEqual(modes[f"/usr/share/agent-sandbox/shims/{shim}"], "-rwxr-xr-x")
             self.assertNotIn(f"/usr/bin/{shim}", files)
