@@ -6,16 +6,20 @@ inside then searches, links, reads and overwrites it. Each container is the laun
 body (`--dry-run`) created through the same podman API: as the launcher sends it (no user namespace
 on a rootful seat today: the CONTROL, reachable), and with a test-only user namespace added (a map
 that owns nothing on the host: closed). The map the launcher would need (plan/userns.h: the agent's
-uid kept 1:1) does not start on podman 4.3.1's storage; the last test pins that blocker.
+uid kept 1:1) does not start on podman 4.3.1's storage; `test_blocker_…` pins that blocker, and
+`test_way_on_…` the route past it measured since: the same map from a rootfs (the image's layers as a
+read-only overlay of the session's own, every mount point made by root before create).
 """
 import json
 import os
 import pathlib
 import secrets
+import shutil
 import subprocess
+import tempfile
 import urllib.parse
 
-from harness import SOCKET, SeatTest, podman, unavailable
+from harness import CONTAINERS_CONF, SOCKET, SeatTest, podman, unavailable
 
 ROOT = pathlib.Path(__file__).resolve().parent
 AGENT_UID = 1000
@@ -119,3 +123,60 @@ class Keyring(UsernsSeatTest):
         self.assertNotEqual(code, 0)
         self.assertIn("creating overlay mount to", err)
         self.assertIn("permission denied", err)
+
+    def rootfs_for(self, body):
+        """Test-only, the way on (docs/DECISIONS.md, issue 34): the body's image as a rootfs podman does
+        not idmap — an overlay of the image's layers with an upper dir of this session's own, at a
+        path the container's root (a range uid) can walk, holding every mount point the body needs
+        (made here as host root: that root cannot create them in dirs owned by host root), then
+        made read-only."""
+        image = body.pop("image")
+        local = lambda *a: subprocess.run(["podman", *a], capture_output=True, text=True, check=True,  # same storage
+                                          env=dict(os.environ, CONTAINERS_CONF=CONTAINERS_CONF))
+        lower = local("image", "mount", image).stdout.strip()  # (the API has no image mount)
+        self.addCleanup(local, "image", "unmount", image)
+        d = pathlib.Path(tempfile.mkdtemp(prefix="asbx-rootfs-", dir="/run"))
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        root = d / "root"
+        for sub in ("upper", "work", "root"):
+            (d / sub).mkdir(mode=0o755)
+        subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        f"lowerdir={lower},upperdir={d}/upper,workdir={d}/work", str(root)], check=True)
+        self.addCleanup(subprocess.run, ["umount", str(root)], check=True)
+        for m in body["mounts"]:
+            target = root / m["destination"].lstrip("/")
+            if m["type"] == "bind" and not os.path.isdir(m["source"]):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.touch()
+            else:
+                target.mkdir(parents=True, exist_ok=True)
+        for f in ("etc/hosts", "etc/resolv.conf", "etc/hostname", "run/.containerenv", "run/podman-init"):
+            (root / f).parent.mkdir(parents=True, exist_ok=True)
+            (root / f).touch()
+        if not os.path.lexists(root / "etc/mtab"):
+            os.symlink("../proc/self/mounts", root / "etc/mtab")
+        subprocess.run(["mount", "-o", "remount,ro", str(root)], check=True)
+        return dict(body, rootfs=str(root))
+
+    def test_way_on_the_same_map_starts_from_a_rootfs_and_closes_the_keyring_by_name_only(self):
+        """plan/userns.h's map through a rootfs instead of the image: it starts; the agent is host uid
+        1000 in a user namespace (its workspace writes land as 1000), root is a range uid, the image's
+        files read as nobody's, and the host user's keyring is out of reach by name (by serial it is
+        not: the seccomp profile's refusal of keyctl closes that, docs/DECISIONS.md)."""
+        ranges = [(0, RANGE, 1000), (1000, 1000, 1), (1001, RANGE + 1001, 64535)]
+        body = self.dry_body("./keyring", "probe", self.name, self.user_keyring)
+        code, out, err = self.run_body(self.with_map(self.rootfs_for(body), ranges))
+        self.assertEqual(code, 0, err)
+        steps = probe_lines(out)
+        self.assertEqual(steps["uid_map"], ("0", f"{RANGE} 1000; 1000 1000 1; 1001 {RANGE + 1001} 64535;"))
+        self.assertEqual(steps["user-search"], ("ENOKEY", ""))
+        self.assertEqual(steps["session-search"], ("ENOKEY", ""))
+        # By serial the key is still the agent's (its kernel uid is the owner's; the serial is given
+        # here, guessing it took hours): what closes that is the profile refusing keyctl (test_seccomp).
+        self.assertEqual((steps["link-serial"], steps["serial-read"]), (("ok", ""), ("ok", self.value)))
+        body = self.dry_body("sh", "-c", "touch written && stat -c '%u %U' /usr/bin/ls && touch /etc/x")
+        code, out, err = self.run_body(self.with_map(self.rootfs_for(body), ranges))
+        self.assertEqual((code, out), (1, b"65534 nobody\n"), err)  # root stays read-only
+        self.assertIn("Read-only file system", err)
+        self.assertEqual(((self.ws / "written").stat().st_uid, (self.ws / "written").stat().st_gid), (AGENT_UID, AGENT_UID))
