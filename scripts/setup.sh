@@ -54,7 +54,13 @@ CONF
 
 [ "$(id -u)" -eq 0 ] || asbx_die "run as root (it installs packages and starts the podman service)"
 install_packages
-build
-"$ASBX_ROOT/scripts/build-image.sh" >&2
+# The image build (debootstrap, apt, npm: mostly waiting on the mirrors) runs beside the compile.
+"$ASBX_ROOT/scripts/build-image.sh" >&2 &
+image_pid=$!
+build_rc=0 image_rc=0
+build || build_rc=$?
+wait "$image_pid" || image_rc=$?
+[ "$build_rc" -eq 0 ] || asbx_die "the build failed (above)"
+[ "$image_rc" -eq 0 ] || asbx_die "scripts/build-image.sh failed (above)"
 "$ASBX_ROOT/scripts/podman-service.sh" start
 write_seat_config

@@ -11,6 +11,12 @@ if [[ ${1:-} == --sanitize ]]; then sanitize=1; shift; fi
 # Each step's wall time on stderr: the CI budget (a cold run under 45 min) is spent here and in ctest.
 step() { local start=$SECONDS; "$@"; echo "[test.sh] ${1##*/}: $((SECONDS - start)) s" >&2; }
 step "$ASBX_ROOT/scripts/setup.sh"
+# What the seat-host preps need first, side by side: the .deb (a compile) and the seat image
+# (debootstrap); both are reused by the preps below.
+seat_prereqs() { "$ASBX_ROOT/scripts/seat-host/build.sh" >&2 & local pid=$!
+  "$ASBX_ROOT/scripts/package.sh" >/dev/null || { wait "$pid"; asbx_die "scripts/package.sh failed (above)"; }
+  wait "$pid" || asbx_die "scripts/seat-host/build.sh failed (above)"; }
+step seat_prereqs
 for prep in "$ASBX_ROOT"/scripts/test-prep.d/*.sh; do
   [ -e "$prep" ] && step "$prep"
 done
