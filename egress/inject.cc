@@ -96,9 +96,11 @@ void SecretBook::injected(const std::string& host) {
   counts_.injected[host]++;
 }
 
-void SecretBook::refresh_answered() {
+bool SecretBook::take_refresh(std::int64_t limit) {
   std::lock_guard lock(mutex_);
+  if (counts_.refreshes_answered >= limit) return false;
   counts_.refreshes_answered++;
+  return true;
 }
 
 void SecretBook::elsewhere(int n) {
@@ -122,7 +124,7 @@ std::int64_t answered_expires_in(std::int64_t real_left_s, std::int64_t refresh_
 
 TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>& originals, SecretBook& book,
                          const RandomBytes& random, std::int64_t now_unix, std::int64_t expires_in) {
-  if (book.counts().refreshes_answered >= kMaxRefreshAnswers)
+  if (!book.take_refresh(kMaxRefreshAnswers))
     return {429, nlohmann::json{{"error", "too_many_refreshes"},
                                 {"error_description", "agent-sandbox answers at most " + std::to_string(kMaxRefreshAnswers) +
                                                           " token refreshes a session"}}
@@ -148,7 +150,6 @@ TokenAnswer answer_token(const std::string& shape, const std::vector<SecretSwap>
             {"expires_in", expires_in}, {"token_type", "Bearer"},
             {"scope", "user:inference user:profile user:sessions:claude_code"}};
   }
-  book.refresh_answered();
   return {200, body.dump()};
 }
 

@@ -54,7 +54,9 @@ class SecretBook {
   std::size_t longest() const;
   std::size_t size() const;  // placeholders known
   void injected(const std::string& host);
-  void refresh_answered();
+  // Takes one of the session's refresh answers, under the lock: false once `limit` were taken.
+  // (Connections answer refreshes concurrently: a check and a later count let two through at 99.)
+  bool take_refresh(std::int64_t limit);
   void elsewhere(int n);
   struct Counts {
     std::map<std::string, std::int64_t> injected;
