@@ -112,7 +112,9 @@ class LauncherKilled(PrivateServiceTest):
     """SIGSTOP at a point of the session, note the phase podman shows, SIGKILL, gc."""
 
     # Seconds after exec; under load setup takes 1-5 s. The last points come after the agent ended.
-    POINTS = (0.0, 0.05, 0.15, 0.3, 0.5, 0.8, 1.2, 1.8, 2.5, 3.5, 5.0, "ended", "removed")
+    # "listed": the moment the container shows in podman's list (created, initialised or configured;
+    # the times alone can miss that window of ~0.1 s).
+    POINTS = (0.0, 0.05, "listed", 0.15, 0.3, 0.5, 0.8, 1.2, 1.8, 2.5, 3.5, 5.0, "ended", "removed")
 
     def phase(self, session_id, seen_before):
         rows = self.service.containers(session_id)
@@ -127,6 +129,9 @@ class LauncherKilled(PrivateServiceTest):
         if point == "ended":
             wait_for_line(proc, b"started\n")
             wait_for_line(proc, b"ended\n")  # the agent is done: wait, inspect, delete are next
+        elif point == "listed":
+            while not self.service.containers(session_id) and proc.poll() is None:
+                time.sleep(0.005)
         elif point == "removed":
             wait_for_line(proc, b"started\n")
             seen = True
