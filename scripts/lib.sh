@@ -161,3 +161,18 @@ asbx_build_image() {
   asbx_publish_image "$image" "$id" "$label" "$value"
   asbx_log "built $image (${id:0:12}) in $((SECONDS - start)) s"
 }
+
+# The compile of the .deb (Debian's flags, BIND_NOW added, as lintian asks), which the dev build
+# uses too: the tests run what ships, and through ccache the package's compile is the dev build's
+# objects again (paths under the checkout made relative, the build dir left out of the hash; the
+# package strips the debug info that would name it). Prints cmake arguments, one a line; run from
+# $ASBX_ROOT (dpkg-buildflags maps the current directory to "." in debug info):
+#   mapfile -t flags < <(asbx_cmake_flags)
+export CCACHE_BASEDIR=$ASBX_ROOT CCACHE_NOHASHDIR=1
+asbx_cmake_flags() {
+  export DEB_BUILD_MAINT_OPTIONS=${DEB_BUILD_MAINT_OPTIONS:-hardening=+bindnow}
+  command -v ccache >/dev/null && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+  echo "-DCMAKE_BUILD_TYPE=None"
+  echo "-DCMAKE_CXX_FLAGS=$(dpkg-buildflags --get CXXFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
+  echo "-DCMAKE_EXE_LINKER_FLAGS=$(dpkg-buildflags --get LDFLAGS)"
+}

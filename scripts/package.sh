@@ -17,14 +17,11 @@ exec 9>"$out/.package.lock"
 flock -w 1800 9 || asbx_die "another package.sh holds $out/.package.lock"
 
 cd "$ASBX_ROOT"  # dpkg-buildflags maps this directory to "." in debug info
-# Debian's defaults plus BIND_NOW (only LDFLAGS change: -Wl,-z,now), as lintian asks.
-export DEB_BUILD_MAINT_OPTIONS=${DEB_BUILD_MAINT_OPTIONS:-hardening=+bindnow}
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$ASBX_ROOT" -B "$out" -G Ninja "${launcher[@]}" \
-  -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \
-  -DCMAKE_CXX_FLAGS="$(dpkg-buildflags --get CXXFLAGS) $(dpkg-buildflags --get CPPFLAGS)" \
-  -DCMAKE_EXE_LINKER_FLAGS="$(dpkg-buildflags --get LDFLAGS)" >&2
+# Debian's defaults plus BIND_NOW (only LDFLAGS change: -Wl,-z,now), as lintian asks; the dev
+# build's flags too (scripts/lib.sh), so ccache hands this compile the dev build's objects.
+mapfile -t flags < <(asbx_cmake_flags)
+cmake -S "$ASBX_ROOT" -B "$out" -G Ninja "${flags[@]}" \
+  -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON >&2
 ninja -C "$out" ${ASBX_JOBS:+-j "$ASBX_JOBS"} agent-sandbox sandbox-run agent-sandbox-unsafe gvisor-compat asbx-docs asbx-python >&2
 
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$out/CMakeCache.txt")

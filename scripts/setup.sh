@@ -12,6 +12,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git time
           zlib1g-dev  # gitscan/objects.cc: the loose git objects a session wrote (docs/DECISIONS.md)
           podman runc runsc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
           debootstrap hyperfine openssh-client npm iproute2 python3-yaml
+          ccache  # the .deb's compile reuses the dev build's objects (scripts/lib.sh asbx_cmake_flags)
           tmux  # tests/integration/test_interactive.py: terminals a person would use
           dpkg-dev lintian man-db  # scripts/package.sh (dpkg-buildflags, dpkg-shlibdeps), the .deb's checks
           clang libclang-rt-dev llvm)  # fuzz/ (libFuzzer, sanitizer runtimes, llvm-symbolizer)
@@ -29,7 +30,8 @@ install_packages() {
 }
 
 build() {
-  cmake -S "$ASBX_ROOT" -B "$ASBX_BUILD" -G Ninja >/dev/null
+  local flags; mapfile -t flags < <(cd "$ASBX_ROOT" && asbx_cmake_flags)
+  cmake -S "$ASBX_ROOT" -B "$ASBX_BUILD" -G Ninja "${flags[@]}" >/dev/null
   ninja -C "$ASBX_BUILD" >&2
 }
 
