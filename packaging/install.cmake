@@ -42,9 +42,10 @@ install(FILES ${ASBX_PKG}/runsc/gvisor-ld.so.preload DESTINATION ${CMAKE_INSTALL
 # service units, and a containers.conf.d drop-in naming the wrappers for every other podman (a
 # conffile). docs/ISOLATION.md "A seat installed from the package".
 set(ASBX_RUNSC_DIR ${CMAKE_INSTALL_FULL_LIBEXECDIR}/agent-sandbox)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/scripts/containers-runsc.conf)
 file(READ scripts/containers-runsc.conf ASBX_RUNSC_CONF)
 string(REPLACE "/usr/libexec/agent-sandbox" "${ASBX_RUNSC_DIR}" ASBX_RUNSC_CONF "${ASBX_RUNSC_CONF}")
-file(WRITE ${CMAKE_BINARY_DIR}/runsc/containers-runsc.conf "${ASBX_RUNSC_CONF}")
+file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/runsc/containers-runsc.conf CONTENT "${ASBX_RUNSC_CONF}" @ONLY)
 configure_file(${ASBX_PKG}/runsc/runtimes.conf.in ${CMAKE_BINARY_DIR}/runsc/50-agent-sandbox-runsc.conf @ONLY)
 configure_file(scripts/systemd/agent-sandbox-runsc.service.in ${CMAKE_BINARY_DIR}/systemd/agent-sandbox-runsc.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/runsc/containers-runsc.conf DESTINATION ${CMAKE_INSTALL_DATADIR}/agent-sandbox)

@@ -1,4 +1,4 @@
-# Shared settings for the project's scripts. Source it; it defines names only.
+# Shared settings for the project's scripts. Source it; it defines names and exports settings only.
 # shellcheck shell=bash
 ASBX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Build directory (tests and demo use the executables from here).

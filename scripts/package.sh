@@ -33,7 +33,8 @@ deb=$out/agent-sandbox_${version}-${release}_$(dpkg --print-architecture).deb
 # Re-pack only when something that goes into the package is newer than the .deb.
 inputs=("$out"/{agent-sandbox,sandbox-run,agent-sandbox-unsafe,changelog.Debian.gz} "$out"/man/*.gz "$out"/systemd
         "$out"/python/agent_sandbox
-        "$ASBX_ROOT"/packaging "$ASBX_ROOT"/scripts/systemd "$ASBX_ROOT"/credtable/credtable.toml "$out"/CPackConfig.cmake)
+        "$ASBX_ROOT"/packaging "$ASBX_ROOT"/scripts/systemd "$ASBX_ROOT"/scripts/containers-runsc.conf "$out"/runsc
+        "$ASBX_ROOT"/credtable/credtable.toml "$out"/CPackConfig.cmake)
 if [[ -f $deb && -z $(find "${inputs[@]}" -newer "$deb" -print -quit) ]]; then
   asbx_log "$deb is up to date"
 else

@@ -31,7 +31,7 @@ install_packages() {
 
 build() {
   local flags; mapfile -t flags < <(cd "$ASBX_ROOT" && asbx_cmake_flags)
-  cmake -S "$ASBX_ROOT" -B "$ASBX_BUILD" -G Ninja "${flags[@]}" >/dev/null
+  cmake -S "$ASBX_ROOT" -B "$ASBX_BUILD" -G Ninja "${flags[@]}" >/dev/null || return
   ninja -C "$ASBX_BUILD" >&2
 }
 

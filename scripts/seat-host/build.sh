@@ -27,7 +27,7 @@ INCLUDE=(
   # the package's caller library (import agent_sandbox; Recommends: python3), which
   # test_dispatched_capture.InstalledPackage imports on a seat
   python3
-  # gVisor for a rootful seat installed from the package (its Recommends; test_package.PackagedGvisorSeat)
+  # gVisor for a rootful seat installed from the package (its Recommends; test_package_gvisor)
   runsc
 )
 

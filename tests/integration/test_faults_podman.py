@@ -129,9 +129,14 @@ class LauncherKilled(PrivateServiceTest):
         if point == "ended":
             wait_for_line(proc, b"started\n")
             wait_for_line(proc, b"ended\n")  # the agent is done: wait, inspect, delete are next
-        elif point == "listed":
-            while not self.service.containers(session_id) and proc.poll() is None:
-                time.sleep(0.005)
+        elif point == "listed":  # stopped first, then looked at: a list call takes as long as the window
+            deadline = time.monotonic() + 30
+            while proc.poll() is None and time.monotonic() < deadline:
+                proc.send_signal(signal.SIGSTOP)
+                if self.service.containers(session_id):
+                    break
+                proc.send_signal(signal.SIGCONT)
+                time.sleep(0.01)
         elif point == "removed":
             wait_for_line(proc, b"started\n")
             seen = True
