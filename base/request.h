@@ -48,10 +48,10 @@ struct Request {
   std::vector<std::string> argv;
 };
 
-// Facts of this launch that are not configuration: when, who, which process.
 // What a seat file must allow the launcher (SessionFacts::executable).
 enum class FileNeed { execute, read };
 
+// Facts of this launch that are not configuration: when, who, which process.
 struct SessionFacts {
   std::int64_t now_unix = 0;
   long pid = 0;
