@@ -76,14 +76,18 @@ class PackagedGvisorSeat(unittest.TestCase):
         self.assertEqual(as_root("systemctl is-enabled agent-sandbox-runsc.socket").stdout.strip(), "disabled")
 
     def test_a_session_of_a_seat_requiring_runsc_runs_under_gvisor_with_its_refusals_on_record(self):
-        out = as_root("cd /root/ws && agent-sandbox --status-file /root/ws.status -- uname -r >/root/ws.out; "
-                      "echo $?; cat /root/ws.status")
+        # unshare(2) is refused whatever its arguments: the sentry logs it, the launcher counts it.
+        out = as_root("cd /root/ws && agent-sandbox --status-file /root/ws.status -- sh -c 'uname -r; unshare -U true; "
+                      "exit 0' >/root/ws.out 2>/root/ws.err; echo $?; cat /root/ws.status")
         code, _, record = out.stdout.partition("\n")
         self.assertEqual(code, "0", out.stderr)
         status = json.loads(record)
         self.assertEqual(status["isolation"]["wall"], "gvisor")
         self.assertEqual(status["isolation"]["required_by"], "/root/.config/agent-sandbox/seat.toml")
         self.assertEqual(status["seccomp"]["source"], "sentry_log")  # the packaged wrapper opened the FIFO
+        self.assertEqual((status["seccomp"]["first"], status["seccomp"]["calls"].get("unshare")), ("unshare", 1),
+                         json.dumps(status["seccomp"]))
+        self.assertIn("agent-sandbox: seccomp: refused unshare", as_root("cat /root/ws.err").stdout)
         self.assertEqual(as_root("head -n1 /root/ws.out").stdout, "4.4.0\n")
 
     def start_background_session(self, session):
