@@ -97,6 +97,17 @@ std::string gvisor_refusal(const LaunchPlan& plan) {
   return "";
 }
 
+std::string gvisor_boot_mismatch(const LaunchPlan& plan, const std::string& platform, const std::string& network) {
+  if (platform.empty() || network.empty()) return "did not say which platform and network its sandbox has (its log names none)";
+  if (platform != plan.isolation.platform)
+    return "ran the sandbox on the " + platform + " platform, not " + plan.isolation.platform + " (runsc_platform)";
+  std::string planned;
+  for (const auto& f : oci_runtime_row("runsc").flags)
+    if (f.rfind("--network=", 0) == 0) planned = f.substr(10);
+  if (network != planned) return "ran the sandbox with network " + network + ", not " + planned;
+  return "";
+}
+
 void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan,
                     const std::function<bool(const std::string&, FileNeed need)>& executable) {
   const OciRuntimeRow& seat_row = oci_runtime_row(seat.oci_runtime);

@@ -51,4 +51,10 @@ void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan
 // name and why (pure).
 std::string gvisor_refusal(const LaunchPlan& plan);
 
+// The sandbox as its boot described itself in the sentry's log, before the agent ran (the platform
+// and network runsc logs as it starts) against the plan: "" when they are the plan's, else what
+// differs (pure). A podman 4.3 service runs the runtime its containers.conf names, whatever the
+// create body asks: a kvm seat's service left on the ptrace wrapper would run it on ptrace.
+std::string gvisor_boot_mismatch(const LaunchPlan& plan, const std::string& platform, const std::string& network);
+
 }  // namespace asbx

@@ -84,15 +84,24 @@ void SentryLog::feed(std::string_view bytes, const std::function<void(long)>& on
   }
 }
 
-// One whole object: parsed only when it can matter (the first, or one naming a refusal).
+// One whole object: parsed only when it can matter (the boot's own entries until it has described
+// itself, or one naming a refusal).
 void SentryLog::entry(const std::function<void(long)>& on_refused) {
-  if (heard_ && object_.find(" by seccomp") == std::string::npos) return;
+  if (heard_ && boot_.complete() && object_.find(" by seccomp") == std::string::npos) return;
   nlohmann::json j = nlohmann::json::parse(object_, nullptr, false);
   if (!j.is_object() || !j.contains("msg") || !j["msg"].is_string()) return;
   heard_ = true;
-  if (!j.contains("level") || j["level"] != "debug") return;
-  long nr = sentry_refused_call(j["msg"].get<std::string>());
+  const std::string& msg = j["msg"].get_ref<const std::string&>();
+  const nlohmann::json& level = j.contains("level") ? j["level"] : nlohmann::json();
+  if (level == "info") return describe_boot(msg);
+  if (level != "debug") return;
+  long nr = sentry_refused_call(msg);
   if (nr >= 0) on_refused(nr);
+}
+
+void SentryLog::describe_boot(std::string_view msg) {
+  if (boot_.platform.empty() && take(msg, "\t\tPlatform: ")) boot_.platform = std::string(msg);
+  else if (boot_.network.empty() && take(msg, "\t\tNetwork: ")) boot_.network = std::string(msg.substr(0, msg.find(',')));
 }
 
 }  // namespace asbx

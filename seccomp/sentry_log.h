@@ -17,6 +17,15 @@
 
 namespace asbx {
 
+// What the boot says of itself as it starts, before the agent runs (runsc logs its configuration
+// first: "\t\tPlatform: ptrace", "\t\tNetwork: host, logging: false"). The first of each only; an
+// entry is the agent's text never whole, so none of these can be forged later.
+struct SentryBoot {
+  std::string platform;
+  std::string network;
+  bool complete() const { return !platform.empty() && !network.empty(); }
+};
+
 class SentryLog {
  public:
   static constexpr std::size_t kMaxObject = 1024;  // a refusal entry is about 110 bytes
@@ -27,16 +36,19 @@ class SentryLog {
   // A first entry was read: a JSON object with a "msg" string (the boot opened its log, in the
   // format the wrapper asked for). A log of another format is never heard.
   bool heard() const { return heard_; }
+  const SentryBoot& boot() const { return boot_; }
 
  private:
   void reset();
   void entry(const std::function<void(long)>& on_refused);
+  void describe_boot(std::string_view msg);
 
   std::string object_;     // the current object's bytes, up to kMaxObject
   bool too_long_ = false;  // the current object passed kMaxObject: skipped at its end
   int depth_ = 0;          // 0: between objects
   bool in_string_ = false, escaped_ = false;
   bool heard_ = false;
+  SentryBoot boot_;
 };
 
 // The call number of a refusal entry's message "[<tid>:<tid>] Syscall <nr>: denied by seccomp" (or

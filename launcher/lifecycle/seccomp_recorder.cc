@@ -129,7 +129,19 @@ int SeccompRecorder::read_log() {
     if (call.call >= 0) count(call);  // podman's default action and unrecorded rows: not counted, as under runc
   });
   if (sentry_.heard()) heard_.store(true);
+  if (!boot_known_.load(std::memory_order_relaxed) && sentry_.boot().complete()) {
+    boot_ = sentry_.boot();
+    boot_known_.store(true, std::memory_order_release);
+  }
   return 1;
+}
+
+SentryBoot SeccompRecorder::sentry_boot(int wait_ms) const {
+  for (int waited = 0; !boot_known_.load(std::memory_order_acquire); waited += 10) {
+    if (waited >= wait_ms) return {};
+    ::usleep(10 * 1000);
+  }
+  return boot_;
 }
 
 void SeccompRecorder::count(const RefusedCall& call) {

@@ -40,6 +40,9 @@ class SeccompRecorder {
   void adopt_sentry_log(UniqueFd log_fd, bool kill, std::function<void()> on_first, const std::string& socket,
                         const std::string& runtime);
   void stop();  // the thread ends and the fd closes; idempotent
+  // gVisor: what the boot said of itself (platform, network), waiting for it at most `wait_ms`
+  // after adopt_sentry_log; empty fields for what it has not said by then.
+  SentryBoot sentry_boot(int wait_ms) const;
   // The refused call that ended the session (kill mode), "" if none did. Read after stop().
   std::string killed_by() const { return killed_by_; }
   // The record's `seccomp` object: null without a profile; read after stop().
@@ -56,6 +59,8 @@ class SeccompRecorder {
   UniqueFd log_;
   SentryLog sentry_;
   std::atomic<bool> heard_{false};
+  SentryBoot boot_;  // written once by the thread before boot_known_ (release), read after it (acquire)
+  std::atomic<bool> boot_known_{false};
   UniqueFd stop_read_, stop_write_;
   bool kill_ = false;
   std::function<void()> on_first_;

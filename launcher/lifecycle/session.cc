@@ -42,6 +42,7 @@ namespace asbx {
 namespace {
 
 const long kCreateLockWaitMs = 60 * 1000;
+const int kSandboxBootWaitMs = 2000;  // runsc logs its configuration before anything else
 
 class Session {
  public:
@@ -89,6 +90,7 @@ class Session {
     bool kill = plan_.tripwire.mode == TripwireMode::kill;
     recorder_.adopt(listener_.take(pid), kill, [this] { init_.kill(); });
     recorder_.adopt_sentry_log(std::move(sentry_log), kill, [this] { init_.kill(); }, plan_.socket, plan_.isolation.oci_runtime);
+    if (plan_.seccomp.sentry_log) check_sandbox_boot(plan_, recorder_.sentry_boot(kSandboxBootWaitMs));
     exit_.arm(state, c.id);
     watch_cgroup(pid);
     timed("checks", [&] { before_start(pid, state); });

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "plan/isolation.h"
 
 namespace asbx {
 
@@ -50,6 +51,14 @@ void check_limits_enforced(SessionResult& result, const LaunchPlan& plan) {
               "podman will not enforce the memory/pids/cpu limits on this seat (\"" + std::string(kIgnoredLimits) +
                   "\"); refusing to start. The seat owner may waive this with waive_unenforced_limits = true in " +
                   plan.waiver_source);
+}
+
+void check_sandbox_boot(const LaunchPlan& plan, const SentryBoot& boot) {
+  std::string why = gvisor_boot_mismatch(plan, boot.platform, boot.network);
+  if (!why.empty())
+    throw Error(ErrorKind::isolation_unavailable, "gVisor (runsc): the podman service at " + plan.socket + " " + why +
+                                                      "; its containers.conf must name " + plan.isolation.oci_runtime +
+                                                      "; nothing was started");
 }
 
 }  // namespace asbx

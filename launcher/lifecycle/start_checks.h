@@ -8,6 +8,7 @@
 #include "base/result.h"
 #include "launcher/podman/container_root.h"
 #include "base/plan.h"
+#include "seccomp/sentry_log.h"
 
 namespace asbx {
 
@@ -22,5 +23,9 @@ void check_command(const ContainerRoot& root, const nlohmann::json& state, const
 
 // Rootless podman on cgroup v1 drops every resource limit and says so only in a warning.
 void check_limits_enforced(SessionResult& result, const LaunchPlan& plan);
+
+// gVisor: the sandbox runs on the platform and network the plan says, as its boot told the sentry's
+// log; else Error(isolation_unavailable) naming the service, what differs and the wrapper.
+void check_sandbox_boot(const LaunchPlan& plan, const SentryBoot& boot);
 
 }  // namespace asbx

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from harness import CODES, LAUNCHER, ROOT, RUNSC_DIR, RUNSC_SOCKET, peak_rss_argv, peak_rss_bytes
+from harness import CODES, LAUNCHER, ROOT, RUNSC_DIR, RUNSC_SOCKET, peak_rss_argv, peak_rss_bytes, session_containers
 from private_service import PrivateService
 from probe_seat import ProbeSeat
 from test_gvisor import gvisor_seat
@@ -202,3 +202,24 @@ class WrapperWithoutTheLog(GvisorProbeSeat):
         proc, record = self.probe("gvrec-newwrap", "--", "echo", "ran")
         self.assertEqual((proc.returncode, proc.stdout), (0, b"ran\n"), proc.stderr)
         self.assertEqual(record["seccomp"]["source"], "sentry_log")
+
+
+class ServiceOnAnotherPlatform(GvisorProbeSeat):
+    """podman 4.3 runs the runtime its service's containers.conf names, whatever the create body
+    asks: a kvm seat whose runsc service was left on the ptrace wrapper (the package's default) ran
+    its sessions on ptrace while the record said kvm. The sandbox's boot logs its platform."""
+
+    def test_a_kvm_seat_whose_service_runs_ptrace_is_refused(self):
+        self.seat.write('runsc_platform = "kvm"\n' + self.seat.config_file.read_text())
+        proc, record = self.probe("gvplat-kvm", "--", "echo", "ran")
+        message = ("gVisor (runsc): the podman service at %s ran the sandbox on the ptrace platform, not kvm "
+                   "(runsc_platform); its containers.conf must name %s/runsc-kvm; nothing was started"
+                   % (RUNSC_SOCKET, RUNSC_DIR))
+        self.assertLauncherError(proc, record, "isolation_unavailable", message)
+        self.assertNotIn(b"ran", proc.stdout)
+        self.assertEqual(session_containers("gvplat-kvm", socket=RUNSC_SOCKET), [])
+
+    def test_control_the_same_seat_on_ptrace_runs(self):
+        proc, record = self.probe("gvplat-ptrace", "--", "echo", "ran")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"ran\n"), proc.stderr)
+        self.assertEqual((record["isolation"]["wall"], record["isolation"]["platform"]), ("gvisor", "ptrace"))

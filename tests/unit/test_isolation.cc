@@ -194,3 +194,16 @@ TEST_CASE("isolation: the compat shim needs only to be readable (the package ins
                      {"/usr/libexec/agent-sandbox/runsc-ptrace", FileNeed::execute},
                      {"/usr/libexec/agent-sandbox/gvisor-compat.so", FileNeed::read}});
 }
+
+TEST_CASE("isolation: the sandbox's boot must say the plan's platform and network, else why not") {
+  LaunchPlan kvm = build_plan(request(), seat("runtime = \"runsc\"\nrunsc_platform = \"kvm\"\n"), user(0), facts());
+  LaunchPlan ptrace = build_plan(request(), seat("runtime = \"runsc\"\n"), user(0), facts());
+  CHECK(gvisor_boot_mismatch(ptrace, "ptrace", "host") == "");
+  CHECK(gvisor_boot_mismatch(kvm, "kvm", "host") == "");
+  CHECK(gvisor_boot_mismatch(kvm, "ptrace", "host") == "ran the sandbox on the ptrace platform, not kvm (runsc_platform)");
+  CHECK(gvisor_boot_mismatch(ptrace, "ptrace", "sandbox") == "ran the sandbox with network sandbox, not host");
+  CHECK(gvisor_boot_mismatch(ptrace, "", "host") ==
+        "did not say which platform and network its sandbox has (its log names none)");
+  CHECK(gvisor_boot_mismatch(ptrace, "ptrace", "") ==
+        "did not say which platform and network its sandbox has (its log names none)");
+}

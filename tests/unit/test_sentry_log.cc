@@ -105,3 +105,23 @@ TEST_CASE("sentry log: a refusal's row by number alone: the call, no family, no 
   CHECK(describe_refused(match_sentry_refusal(0x40000000 + 272)) == "unshare");  // x32's unshare
   CHECK(match_sentry_refusal(-1).call == -1);
 }
+
+TEST_CASE("sentry log: the boot's platform and network, the first of each, from info entries only") {
+  SentryLog log;
+  CHECK_FALSE(log.boot().complete());
+  std::string boot = kFirst + entry("Args: [runsc-sandbox --network=host --oci-seccomp=true boot x]", "info") + "\n" +
+                     entry("\t\tPlatform: ptrace", "info") + "\n" + entry("\t\tFileAccess: exclusive", "info") + "\n";
+  feed_all({boot}, log);
+  CHECK(log.boot().platform == "ptrace");
+  CHECK_FALSE(log.boot().complete());
+  feed_all({entry("\t\tNetwork: host, logging: false", "info") + "\n"}, log);
+  CHECK((log.boot().platform == "ptrace" && log.boot().network == "host" && log.boot().complete()));
+  // Later entries never change what the boot said: a second line (none the agent could write whole)
+  // and a name the gofer logs that spells one.
+  feed_all({entry("\t\tPlatform: kvm", "info") + "\n",
+            entry("send WalkReq{Path: [\n\t\tNetwork: sandbox, logging: false]}") + "\n"}, log);
+  CHECK((log.boot().platform == "ptrace" && log.boot().network == "host"));
+  SentryLog debug_only;  // a debug entry is no configuration line
+  feed_all({kFirst, entry("\t\tPlatform: kvm") + "\n"}, debug_only);
+  CHECK(debug_only.boot().platform.empty());
+}
