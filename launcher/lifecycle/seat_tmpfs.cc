@@ -1,12 +1,16 @@
 #include "launcher/lifecycle/seat_tmpfs.h"
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <fcntl.h>
 #include <cstring>
 #include <filesystem>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
 #include "base/error.h"
 #include "base/util.h"
 
@@ -14,6 +18,7 @@ namespace asbx {
 namespace {
 
 const std::string kTmpfsDir = "/tmpfs";
+const std::string kOwnerFile = "/owner";
 
 unsigned long flags_of(const Mount& m) {
   unsigned long f = MS_NOSUID | MS_NODEV;
@@ -36,6 +41,30 @@ std::string data_of(const Mount& m) {
                                                     "): " + step + err + "; nothing was started");
 }
 
+// pid, start and boot as the container's labels carry them (gc's judgement of a launcher).
+void write_owner(const std::string& path, const LaunchPlan& plan) {
+  auto label = [&](const char* key) {
+    auto it = plan.labels.find(key);
+    return it == plan.labels.end() ? std::string() : it->second;
+  };
+  std::string text = label("agent-sandbox.launcher-pid") + " " + label("agent-sandbox.started") + " " +
+                     label("agent-sandbox.boot-id") + "\n";
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd || ::write(fd.get(), text.data(), text.size()) != ssize_t(text.size()))
+    refuse(plan.isolation.seat_tmpfs.front(), "write " + path);
+}
+
+// The owner a session dir's seat tmpfs names; false when there is none or it is not whole.
+bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::string& boot) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  char buf[256];
+  ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0 || buf[n - 1] != '\n') return false;
+  buf[n] = 0;
+  char id[128];
+  return std::sscanf(buf, "%ld %" SCNd64 " %127s", &pid, &started, id) == 3 && pid > 0 && (boot = id, true);
+}
+
 }  // namespace
 
 void SeatTmpfs::mount(const LaunchPlan& plan) {
@@ -49,6 +78,8 @@ void SeatTmpfs::mount(const LaunchPlan& plan) {
   else if (errno != EEXIST) refuse(plan.isolation.seat_tmpfs.front(), "cannot create " + plan.session_dir);
   std::string base = plan.session_dir + kTmpfsDir;
   if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) refuse(plan.isolation.seat_tmpfs.front(), "mkdir " + base);
+  write_owner(base + kOwnerFile, plan);
+  owner_ = base + kOwnerFile;
   for (const auto& m : plan.isolation.seat_tmpfs) {
     if (::mkdir(m.source.c_str(), 0700) != 0) refuse(m, "mkdir");
     if (::mount("tmpfs", m.source.c_str(), "tmpfs", flags_of(m), data_of(m).c_str()) != 0) {
@@ -65,6 +96,8 @@ void SeatTmpfs::release() {
     ::rmdir(path.c_str());
   }
   mounted_.clear();
+  if (!owner_.empty()) ::unlink(owner_.c_str());
+  owner_.clear();
   if (made_dir_.empty()) return;
   std::error_code ignored;
   std::filesystem::remove_all(made_dir_ + kTmpfsDir, ignored);
@@ -76,6 +109,28 @@ void unmount_seat_tmpfs(const std::string& session_dir) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
     ::umount2(e.path().c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+}
+
+std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed,
+                                                     const std::string& boot_id,
+                                                     const std::function<bool(long, std::int64_t)>& alive) {
+  std::vector<StaleSeatTmpfs> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(runtime_dir, ec)) {
+    std::string session = e.path().filename().string(), boot;
+    long pid = 0;
+    std::int64_t started = 0;
+    if (listed.count(session) || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    if (!read_owner(e.path().string() + kTmpfsDir + kOwnerFile, pid, started, boot)) continue;
+    std::string why = boot != boot_id ? "the seat rebooted since its launch (boot id " + boot + ")"
+                      : !alive(pid, started) ? "its launcher (pid " + std::to_string(pid) + ") is gone"
+                                             : "";
+    if (why.empty()) continue;
+    unmount_seat_tmpfs(e.path().string());
+    std::filesystem::remove_all(e.path(), ec);  // never follows links
+    out.push_back({session, started, why + " and its container was removed by another hand"});
+  }
+  return out;
 }
 
 }  // namespace asbx

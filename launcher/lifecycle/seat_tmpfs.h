@@ -5,6 +5,9 @@
 // Unmounted (lazily: the launcher's pinned fds keep reading them) when the session ends; gc unmounts
 // what a killed launcher left (unmount_seat_tmpfs).
 #pragma once
+#include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,10 +27,25 @@ class SeatTmpfs {
 
  private:
   std::vector<std::string> mounted_;
+  std::string owner_;     // SESSION_DIR/tmpfs/owner, once written
   std::string made_dir_;  // the session dir, when this object created it
 };
 
 // Lazily unmounts every seat tmpfs under SESSION_DIR/tmpfs/ (gc, before the dir is removed).
 void unmount_seat_tmpfs(const std::string& session_dir);
+
+// A session dir whose seat tmpfs outlived both its launcher and its container (the launcher killed,
+// the container removed by another hand: no label leads gc to it). mount() writes the owner
+// (SESSION_DIR/tmpfs/owner: the launcher's pid, the session's start, the boot) before the first mount.
+struct StaleSeatTmpfs {
+  std::string session;
+  std::int64_t started_unix = 0;
+  std::string why;
+};
+// Unmounts and removes each session dir under `runtime_dir` whose owner is of another boot or no
+// longer alive, unless its session is `listed` (a container still carries it: gc's own loop).
+std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed,
+                                                     const std::string& boot_id,
+                                                     const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
 }  // namespace asbx

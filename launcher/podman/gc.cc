@@ -156,15 +156,28 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
 nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
   return {{"id", s.session},          {"outcome", "killed"},     {"exit_code", nullptr},
           {"agent_exit_code", nullptr}, {"error_kind", nullptr}, {"message", "removed by gc: " + why},
-          {"failed", "killed"},       {"cause", "orphaned"},     {"container_id", s.container_id},
+          {"failed", "killed"},       {"cause", "orphaned"},     {"container_id", s.container_id.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.container_id)},
           {"container_removed", true}, {"started_unix", s.started_unix}};
+}
+
+// gVisor: a seat tmpfs no container leads to (its launcher killed, its container removed by another
+// hand) goes with its session dir; its record is written as an orphan's.
+void collect_stale_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed, const HostFacts& host,
+                         std::vector<std::string>& removed, const std::string& ledger) {
+  for (const auto& stale : collect_stale_seat_tmpfs(runtime_dir, listed, host.boot_id, host.launcher_alive)) {
+    LiveSession s{"", "", stale.session, "", "", stale.started_unix};
+    if (!ledger.empty()) append_ledger(ledger, orphan_record(s, stale.why));  // no container id: it is gone
+    removed.push_back("removed the seat tmpfs of session " + stale.session + ": " + stale.why);
+  }
 }
 
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
                     std::vector<std::string>& removed, std::vector<std::string>* skipped,
                     const std::string& ledger, PodmanApi* gvisor_api) {
   int failures = 0;
+  std::set<std::string> listed;  // what collect_stale_tmpfs leaves to this loop
   for (const auto& s : list_sessions(api)) {
+    listed.insert(s.session);
     if (!s.odd.empty()) {
       if (skipped) skipped->push_back("skipped container " + (s.container_id.empty() ? "(no id)" : s.container_id.substr(0, 12)) +
                                       " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
@@ -188,6 +201,7 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     if (!ledger.empty() && was_there && !handed.present) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
+  if (!runtime_dir.empty()) collect_stale_tmpfs(runtime_dir, listed, host, removed, ledger);
   return failures;
 }
 

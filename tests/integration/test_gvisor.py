@@ -188,6 +188,41 @@ class Removal(GvisorSeat):
         self.assertEqual([w for w in rec["warnings"] if w.startswith("gVisor:")], [])
 
 
+class KilledLauncher(GvisorSeat):
+    """The launcher killed and its container removed by another hand: no label leads gc to the
+    session's seat tmpfs (its HOME); gc finds it by the owner the launcher wrote beside it."""
+
+    def mounts_under(self, path):
+        return [line.split()[4] for line in pathlib.Path("/proc/self/mountinfo").read_text().splitlines()
+                if line.split()[4].startswith(str(path) + "/")]
+
+    def test_gc_unmounts_a_seat_tmpfs_whose_launcher_and_container_are_gone(self):
+        session, run = "gv-stale", self.seat.dir / "run"
+        launcher = subprocess.Popen([str(LAUNCHER), "--id", session, "--isolation", "gvisor", "--", "sleep", "300"],
+                                    env=self.seat.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: launcher.poll() is None and launcher.kill())
+        ids, deadline = [], time.time() + 60
+        while not ids and time.time() < deadline:
+            ids = podman("ps", "-q", "--filter", "label=agent-sandbox.session=" + session, socket=RUNSC_SOCKET).stdout.split()
+            time.sleep(0.2)
+        self.assertTrue(ids and self.mounts_under(run / session), "the session never ran with its seat tmpfs")
+        gc = subprocess.run([str(LAUNCHER), "gc"], env=self.seat.env(), capture_output=True, text=True)
+        self.assertEqual((gc.returncode, gc.stdout), (0, ""), gc.stderr)  # CONTROL: a live session is left alone
+        self.assertTrue(self.mounts_under(run / session))
+        launcher.kill()
+        launcher.wait()
+        podman("rm", "-f", "-t", "0", ids[0], socket=RUNSC_SOCKET)
+        self.assertTrue(self.mounts_under(run / session), "what gc used to leave until the seat rebooted")
+        gc = subprocess.run([str(LAUNCHER), "gc"], env=self.seat.env(), capture_output=True, text=True)
+        self.assertEqual((gc.returncode, gc.stdout), (0, f"removed the seat tmpfs of session {session}: its launcher (pid "
+                                                         f"{launcher.pid}) is gone and its container was removed by "
+                                                         "another hand\n"), gc.stderr)
+        self.assertEqual(self.mounts_under(run / session), [])
+        self.assertNothingCreated(session)
+        rec = json.loads(self.seat.ledger.read_text().splitlines()[-1])
+        self.assertEqual((rec["id"], rec["cause"], rec["container_id"]), (session, "orphaned", None))
+
+
 class SentryCompat(GvisorSeat):
     """Debian's sentry answers statx with AT_NO_AUTOMOUNT and a blocking read of a host socket
     wrongly; the preloaded shim (packaging/runsc/gvisor-compat.cc) makes the image's own tools work.

@@ -1,0 +1,52 @@
+// gc of a gVisor session's seat tmpfs that no container leads to (launcher/lifecycle/seat_tmpfs.h):
+// only a whole owner file of another boot or of a launcher that is gone, and never a session a
+// listed container still carries.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+#include "launcher/lifecycle/seat_tmpfs.h"
+
+using namespace asbx;
+namespace fs = std::filesystem;
+
+namespace {
+
+void session_dir(const fs::path& run, const std::string& name, const char* owner) {
+  fs::create_directories(run / name / "tmpfs" / "0");
+  if (owner) std::ofstream(run / name / "tmpfs" / "owner") << owner;
+}
+
+}  // namespace
+
+TEST_CASE("seat tmpfs: gc removes what a gone launcher left, nothing else") {
+  fs::path run = fs::temp_directory_path() / ("asbx-stale-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  session_dir(run, "alive", "111 100 boot-1\n");
+  session_dir(run, "gone", "222 100 boot-1\n");
+  session_dir(run, "rebooted", "111 100 boot-0\n");
+  session_dir(run, "listed", "222 100 boot-1\n");  // a container carries it: gc's own loop decides
+  session_dir(run, "no-owner", nullptr);          // being made: the owner comes before the first mount
+  session_dir(run, "not-whole", "222 100");       // being written
+  session_dir(run, "odd", "x y z\n");
+  fs::create_directories(run / "other" / "tmpfs");
+  fs::create_directory_symlink(run / "gone", run / "link");  // a link is never followed
+  auto alive = [](long pid, std::int64_t started) { return pid == 111 && started == 100; };
+  std::vector<StaleSeatTmpfs> got = collect_stale_seat_tmpfs(run.string(), {"listed"}, "boot-1", alive);
+  std::set<std::string> removed;
+  for (const auto& s : got) {
+    removed.insert(s.session);
+    CHECK(s.started_unix == 100);
+    CHECK(s.why == (s.session == "gone" ? "its launcher (pid 222) is gone and its container was removed by another hand"
+                                         : "the seat rebooted since its launch (boot id boot-0) and its container was "
+                                           "removed by another hand"));
+  }
+  CHECK(removed == std::set<std::string>{"gone", "rebooted"});
+  for (const char* kept : {"alive", "listed", "no-owner", "not-whole", "odd", "other"}) CHECK(fs::exists(run / kept));
+  CHECK_FALSE(fs::exists(run / "gone"));
+  CHECK_FALSE(fs::exists(run / "rebooted"));
+  fs::remove_all(run);
+}
