@@ -5,7 +5,9 @@ On the provisioned seat rd-1 (scripts/test-prep.d/40-remote-seats.sh), as its ro
 session of a seat.toml with `runtime = "runsc"` runs there with its refusals read from the sentry's
 log (the packaged wrapper's FIFO path); and the seat's other podman (Debian's podman.socket) knows the
 wrappers through the package's containers.conf.d drop-in, so its `rm -f` of a gVisor session's
-container ends the sandbox — the CONTROL without the drop-in leaves the sandbox running.
+container ends the sandbox — the CONTROL without the drop-in leaves the sandbox running. The
+package's prerm stops and disables the service an admin enabled when the package is removed, not
+when it is upgraded.
 """
 import json
 import os
@@ -135,6 +137,20 @@ class PackagedGvisorSeat(unittest.TestCase):
         self.addCleanup(as_root, f"runsc --root /var/run/runsc delete -force {cid}")
         api(RUNSC_SOCK, f"/containers/{cid}?force=true", "DELETE")
 
+    def units(self):  # the socket's enablement and state, then the service's (it ends 5 s after its last call)
+        return as_root("systemctl is-enabled agent-sandbox-runsc.socket; systemctl is-active agent-sandbox-runsc.socket "
+                       "agent-sandbox-runsc.service").stdout.split()
+
+    def test_removal_stops_and_disables_the_service_an_admin_enabled_and_an_upgrade_leaves_it(self):
+        # The package's own prerm as dpkg runs it (not the removal itself: the other tests share this seat).
+        self.addCleanup(as_root, "systemctl disable agent-sandbox-runsc.socket; systemctl start agent-sandbox-runsc.socket")
+        as_root("systemctl enable --now agent-sandbox-runsc.socket")
+        self.assertEqual(self.units()[:2], ["enabled", "active"])
+        upgrade = as_root("/var/lib/dpkg/info/agent-sandbox.prerm upgrade 0.1.0-1")
+        self.assertEqual((upgrade.returncode, self.units()[:2]), (0, ["enabled", "active"]), upgrade.stderr)
+        as_root(f"curl -s --unix-socket {RUNSC_SOCK} http://d/_ping")  # the service itself running too
+        remove = as_root("/var/lib/dpkg/info/agent-sandbox.prerm remove")
+        self.assertEqual((remove.returncode, self.units()), (0, ["disabled", "inactive", "inactive"]), remove.stderr)
 
 if __name__ == "__main__":
     unittest.main()
