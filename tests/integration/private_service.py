@@ -122,7 +122,9 @@ def slot_claims(slot_dir):
 def processes_with(marker):
     """PIDs of processes whose command line contains `marker` (the agent's own argv)."""
     out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if marker in line and "ps -eo" not in line]
+    rows = [line.strip().split(None, 1) for line in out.splitlines() if line.strip()]
+    # The marker is looked for in the arguments only: `sleep 3607` must not match pid 3607.
+    return [row[0] for row in rows if len(row) == 2 and marker in row[1] and not row[1].startswith("ps -eo")]
 
 
 def ledger_records(path):
