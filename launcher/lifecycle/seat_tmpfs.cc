@@ -41,19 +41,6 @@ std::string data_of(const Mount& m) {
                                                     "): " + step + err + "; nothing was started");
 }
 
-// pid, start and boot as the container's labels carry them (gc's judgement of a launcher).
-void write_owner(const std::string& path, const LaunchPlan& plan) {
-  auto label = [&](const char* key) {
-    auto it = plan.labels.find(key);
-    return it == plan.labels.end() ? std::string() : it->second;
-  };
-  std::string text = label("agent-sandbox.launcher-pid") + " " + label("agent-sandbox.started") + " " +
-                     label("agent-sandbox.boot-id") + "\n";
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd || ::write(fd.get(), text.data(), text.size()) != ssize_t(text.size()))
-    refuse(plan.isolation.seat_tmpfs.front(), "write " + path);
-}
-
 // The owner a session dir's seat tmpfs names; false when there is none or it is not whole.
 bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::string& boot) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -67,6 +54,17 @@ bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::
 
 }  // namespace
 
+bool write_session_owner(const std::string& path, const LaunchPlan& plan) {
+  auto label = [&](const char* key) {
+    auto it = plan.labels.find(key);
+    return it == plan.labels.end() ? std::string() : it->second;
+  };
+  std::string text = label("agent-sandbox.launcher-pid") + " " + label("agent-sandbox.started") + " " +
+                     label("agent-sandbox.boot-id") + "\n";
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  return fd && ::write(fd.get(), text.data(), text.size()) == ssize_t(text.size());
+}
+
 void SeatTmpfs::mount(const LaunchPlan& plan) {
   if (plan.isolation.seat_tmpfs.empty()) return;
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), why;
@@ -78,7 +76,7 @@ void SeatTmpfs::mount(const LaunchPlan& plan) {
   else if (errno != EEXIST) refuse(plan.isolation.seat_tmpfs.front(), "cannot create " + plan.session_dir);
   std::string base = plan.session_dir + kTmpfsDir;
   if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) refuse(plan.isolation.seat_tmpfs.front(), "mkdir " + base);
-  write_owner(base + kOwnerFile, plan);
+  if (!write_session_owner(base + kOwnerFile, plan)) refuse(plan.isolation.seat_tmpfs.front(), "write " + base + kOwnerFile);
   owner_ = base + kOwnerFile;
   for (const auto& m : plan.isolation.seat_tmpfs) {
     if (::mkdir(m.source.c_str(), 0700) != 0) refuse(m, "mkdir");
@@ -121,14 +119,16 @@ std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_
     long pid = 0;
     std::int64_t started = 0;
     if (listed.count(session) || !e.is_directory(ec) || e.is_symlink(ec)) continue;
-    if (!read_owner(e.path().string() + kTmpfsDir + kOwnerFile, pid, started, boot)) continue;
+    if (!read_owner(e.path().string() + kTmpfsDir + kOwnerFile, pid, started, boot) &&
+        !read_owner(e.path().string() + kOwnerFile, pid, started, boot))
+      continue;
     std::string why = boot != boot_id ? "the seat rebooted since its launch (boot id " + boot + ")"
                       : !alive(pid, started) ? "its launcher (pid " + std::to_string(pid) + ") is gone"
                                              : "";
     if (why.empty()) continue;
     unmount_seat_tmpfs(e.path().string());
     std::filesystem::remove_all(e.path(), ec);  // never follows links
-    out.push_back({session, started, why + " and its container was removed by another hand"});
+    out.push_back({session, started, why + " and no container carries its session"});
   }
   return out;
 }

@@ -34,16 +34,20 @@ class SeatTmpfs {
 // Lazily unmounts every seat tmpfs under SESSION_DIR/tmpfs/ (gc, before the dir is removed).
 void unmount_seat_tmpfs(const std::string& session_dir);
 
-// A session dir whose seat tmpfs outlived both its launcher and its container (the launcher killed,
-// the container removed by another hand: no label leads gc to it). mount() writes the owner
-// (SESSION_DIR/tmpfs/owner: the launcher's pid, the session's start, the boot) before the first mount.
+// The session dir's owner: the launcher's pid, the session's start and the boot, as the container's
+// labels carry them. Whoever makes the session dir writes SESSION_DIR/owner (the seccomp listener);
+// mount() writes SESSION_DIR/tmpfs/owner before the first mount. False when it cannot be written.
+bool write_session_owner(const std::string& path, const LaunchPlan& plan);
+
+// A session dir that outlived both its launcher and its container (the launcher killed before its
+// create, or its container removed by another hand: no label leads gc to it).
 struct StaleSeatTmpfs {
   std::string session;
   std::int64_t started_unix = 0;
   std::string why;
 };
-// Unmounts and removes each session dir under `runtime_dir` whose owner is of another boot or no
-// longer alive, unless its session is `listed` (a container still carries it: gc's own loop).
+// Unmounts and removes each session dir under `runtime_dir` whose owner (either file) is of another
+// boot or no longer alive, unless its session is `listed` (a container still carries it: gc's own loop).
 std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed,
                                                      const std::string& boot_id,
                                                      const std::function<bool(long pid, std::int64_t started_unix)>& alive);

@@ -1,4 +1,5 @@
 #include "launcher/lifecycle/seccomp_listener.h"
+#include "launcher/lifecycle/seat_tmpfs.h"
 
 #include <cerrno>
 #include <cstring>
@@ -99,6 +100,10 @@ void SeccompListener::bind(const LaunchPlan& plan) {
   if (!make_dirs(parent, &why)) refuse(path, why);
   if (::mkdir(plan.session_dir.c_str(), 0700) == 0) made_dir_ = plan.session_dir;
   else if (errno != EEXIST) refuse(path, errno_text(("mkdir " + plan.session_dir).c_str()));
+  if (!made_dir_.empty()) {  // gc finds the dir by it if this launcher is killed before its container exists
+    if (!write_session_owner(made_dir_ + "/owner", plan)) refuse(path, errno_text(("write " + made_dir_ + "/owner").c_str()));
+    owner_ = made_dir_ + "/owner";
+  }
   fd_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -128,6 +133,8 @@ void SeccompListener::close() {
   fd_ = UniqueFd();
   if (!path_.empty()) ::unlink(path_.c_str());
   path_.clear();
+  if (!owner_.empty()) ::unlink(owner_.c_str());
+  owner_.clear();
   if (!made_dir_.empty()) ::rmdir(made_dir_.c_str());  // only when empty: a gVisor tmpfs or persist's socket keeps it
   made_dir_.clear();
 }

@@ -32,6 +32,7 @@ class SeccompListener {
   UniqueFd fd_;
   std::string path_;
   std::string made_dir_;
+  std::string owner_;  // SESSION_DIR/owner, while this listener's session has no container
 };
 
 // From a listening socket whose connection is already queued (it never waits for one): accept it,

@@ -160,14 +160,14 @@ nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
           {"container_removed", true}, {"started_unix", s.started_unix}};
 }
 
-// gVisor: a seat tmpfs no container leads to (its launcher killed, its container removed by another
-// hand) goes with its session dir; its record is written as an orphan's.
+// A session dir no container leads to (its launcher killed before its create, or its container removed
+// by another hand: a gVisor session's seat tmpfs) goes; its record is written as an orphan's.
 void collect_stale_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed, const HostFacts& host,
                          std::vector<std::string>& removed, const std::string& ledger) {
   for (const auto& stale : collect_stale_seat_tmpfs(runtime_dir, listed, host.boot_id, host.launcher_alive)) {
     LiveSession s{"", "", stale.session, "", "", stale.started_unix};
     if (!ledger.empty()) append_ledger(ledger, orphan_record(s, stale.why));  // no container id: it is gone
-    removed.push_back("removed the seat tmpfs of session " + stale.session + ": " + stale.why);
+    removed.push_back("removed the session dir of " + stale.session + ": " + stale.why);
   }
 }
 

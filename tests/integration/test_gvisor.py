@@ -214,9 +214,9 @@ class KilledLauncher(GvisorSeat):
         podman("rm", "-f", "-t", "0", ids[0], socket=RUNSC_SOCKET)
         self.assertTrue(self.mounts_under(run / session), "what gc used to leave until the seat rebooted")
         gc = subprocess.run([str(LAUNCHER), "gc"], env=self.seat.env(), capture_output=True, text=True)
-        self.assertEqual((gc.returncode, gc.stdout), (0, f"removed the seat tmpfs of session {session}: its launcher (pid "
-                                                         f"{launcher.pid}) is gone and its container was removed by "
-                                                         "another hand\n"), gc.stderr)
+        self.assertEqual((gc.returncode, gc.stdout), (0, f"removed the session dir of {session}: its launcher (pid "
+                                                         f"{launcher.pid}) is gone and no container carries its "
+                                                         "session\n"), gc.stderr)
         self.assertEqual(self.mounts_under(run / session), [])
         self.assertNothingCreated(session)
         rec = json.loads(self.seat.ledger.read_text().splitlines()[-1])

@@ -33,6 +33,8 @@ TEST_CASE("seat tmpfs: gc removes what a gone launcher left, nothing else") {
   session_dir(run, "not-whole", "222 100");       // being written
   session_dir(run, "odd", "x y z\n");
   fs::create_directories(run / "other" / "tmpfs");
+  fs::create_directories(run / "killed-before-create");  // the seccomp listener's dir: its owner at the top
+  std::ofstream(run / "killed-before-create" / "owner") << "222 100 boot-1\n";
   fs::create_directory_symlink(run / "gone", run / "link");  // a link is never followed
   auto alive = [](long pid, std::int64_t started) { return pid == 111 && started == 100; };
   std::vector<StaleSeatTmpfs> got = collect_stale_seat_tmpfs(run.string(), {"listed"}, "boot-1", alive);
@@ -40,13 +42,14 @@ TEST_CASE("seat tmpfs: gc removes what a gone launcher left, nothing else") {
   for (const auto& s : got) {
     removed.insert(s.session);
     CHECK(s.started_unix == 100);
-    CHECK(s.why == (s.session == "gone" ? "its launcher (pid 222) is gone and its container was removed by another hand"
-                                         : "the seat rebooted since its launch (boot id boot-0) and its container was "
-                                           "removed by another hand"));
+    CHECK(s.why == (s.session == "rebooted" ? "the seat rebooted since its launch (boot id boot-0) and no container "
+                                              "carries its session"
+                                            : "its launcher (pid 222) is gone and no container carries its session"));
   }
-  CHECK(removed == std::set<std::string>{"gone", "rebooted"});
+  CHECK(removed == std::set<std::string>{"gone", "rebooted", "killed-before-create"});
   for (const char* kept : {"alive", "listed", "no-owner", "not-whole", "odd", "other"}) CHECK(fs::exists(run / kept));
   CHECK_FALSE(fs::exists(run / "gone"));
   CHECK_FALSE(fs::exists(run / "rebooted"));
+  CHECK_FALSE(fs::exists(run / "killed-before-create"));
   fs::remove_all(run);
 }
