@@ -218,8 +218,42 @@ class ServiceOnAnotherPlatform(GvisorProbeSeat):
         self.assertLauncherError(proc, record, "isolation_unavailable", message)
         self.assertNotIn(b"ran", proc.stdout)
         self.assertEqual(session_containers("gvplat-kvm", socket=RUNSC_SOCKET), [])
+        self.assertFalse((self.seat.dir / "run" / "gvplat-kvm").exists(), "its seat tmpfs dir was left")
 
     def test_control_the_same_seat_on_ptrace_runs(self):
         proc, record = self.probe("gvplat-ptrace", "--", "echo", "ran")
         self.assertEqual((proc.returncode, proc.stdout), (0, b"ran\n"), proc.stderr)
         self.assertEqual((record["isolation"]["wall"], record["isolation"]["platform"]), ("gvisor", "ptrace"))
+
+
+class BootThatNamesNothing(GvisorProbeSeat):
+    """A runtime whose log opens (its first entry is heard) but never says which platform and network
+    the sandbox has: refused like a wrong one, never run on trust."""
+
+    def setUp(self):
+        super().setUp()
+        self.service = PrivateService(prefix="asbx-gvboot-", conf=ROOT / "scripts" / "containers-runsc.conf")
+        self.addCleanup(self.service.stop)
+        quiet = self.service.dir / "runsc-quiet"
+        quiet.write_text('#!/bin/sh\n'  # on create only, as the seat's wrapper: one entry, then runsc with no log
+                         'c= b= prev=; for a in "$@"; do case "$prev" in --bundle|-bundle|-b) b=$a ;; esac\n'
+                         '  case "$a" in create) c=1 ;; --bundle=*|-bundle=*|-b=*) b=${a#*=} ;; esac; prev=$a; done\n'
+                         'if [ -n "$c" ] && [ -p "$b/asbx-sentry.log" ]; then\n'
+                         '  printf \'{"msg":"no configuration here","level":"info"}\\n\' >"$b/asbx-sentry.log"; fi\n'
+                         'exec /usr/bin/runsc --platform=ptrace --network=host --oci-seccomp "$@"\n')
+        quiet.chmod(0o755)
+        self.service.conf.write_text(self.service.conf.read_text().replace("/usr/libexec/agent-sandbox/runsc-ptrace",
+                                                                           str(quiet)))
+        self.service.start()
+
+    def test_a_boot_that_names_no_platform_refuses_the_session(self):
+        self.seat.write(self.seat.config_file.read_text().replace(f'runsc_socket = "{RUNSC_SOCKET}"',
+                                                                  f'runsc_socket = "{self.service.socket}"'))
+        proc, record = self.probe("gvboot-quiet", "--", "echo", "ran")
+        message = ("gVisor (runsc): the podman service at %s did not say which platform and network its sandbox has "
+                   "(its log names none); its containers.conf must name %s/runsc-ptrace; nothing was started"
+                   % (self.service.socket, RUNSC_DIR))
+        self.assertLauncherError(proc, record, "isolation_unavailable", message)
+        self.assertNotIn(b"ran", proc.stdout)
+        self.assertEqual(self.service.containers("gvboot-quiet"), [])
+        self.assertFalse((self.seat.dir / "run" / "gvboot-quiet").exists(), "its seat tmpfs dir was left")
