@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include "base/util.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/disk_hidden.h"
+#include "launcher/lifecycle/tick_priority.h"
 #include "launcher/podman/cgroup_monitor.h"
 
 namespace asbx {
@@ -71,6 +74,7 @@ void DiskWatch::reread_rooms() {
 }
 
 void DiskWatch::loop() {
+  priority_ = raise_tick_priority();
   for (;;) {
     pollfd p{stop_pipe_[0], POLLIN, 0};
     int n = ::poll(&p, 1, kDiskTickMs);
@@ -110,23 +114,65 @@ void DiskWatch::tick() {
   ++ticks_;
   std::vector<FsRoom> now = read_rooms();
   WalkNeed need = must_walk(measure(now), limits_, kDiskPeriodicWalkMs);
-  if (need != WalkNeed::none) walk(need == WalkNeed::pressed, near_floor_path(now, limits_));
+  if (need == WalkNeed::none) return;
+  if (need == WalkNeed::pressed) freeze(true);  // at once, at the ticks' priority
+  NormalPriority normal(tick_priority_raised(priority_));
+  walk(need == WalkNeed::pressed, near_floor_path(now, limits_));
 }
 
-// For a walk the session runs through: every tick's length, the counters read as a tick would;
-// true (and where, near the floor) once they press.
-std::function<bool()> DiskWatch::pressure(std::string& near_fs) {
-  return [this, &near_fs, last = steady_ms()]() mutable {
-    if (steady_ms() - last < kDiskTickMs) return false;
-    last = steady_ms();
-    ++ticks_;
-    std::vector<FsRoom> now = read_rooms();
-    DiskTick t = measure(now);
-    t.since_walk_ms = 0;  // a periodic walk is under way
-    near_fs = near_floor_path(now, limits_);
-    return must_walk(t, limits_, kDiskPeriodicWalkMs) == WalkNeed::pressed;
-  };
+// Do the counters press now (and where, near the floor)? As a tick during a periodic walk reads them.
+bool DiskWatch::pressed_now(std::string& near_fs) {
+  ++ticks_;
+  std::vector<FsRoom> now = read_rooms();
+  DiskTick t = measure(now);
+  t.since_walk_ms = 0;  // a periodic walk is under way
+  near_fs = near_floor_path(now, limits_);
+  return must_walk(t, limits_, kDiskPeriodicWalkMs) == WalkNeed::pressed;
 }
+
+// For a walk the session runs through: a thread that reads the counters every tick and freezes
+// the session as soon as they press. Until it is destroyed it alone reads the counters.
+class DiskWatch::Sentinel {
+ public:
+  explicit Sentinel(DiskWatch& w) : w_(w), thread_([this] { run(); }) {}
+  ~Sentinel() { finish(near_); }
+  Sentinel(const Sentinel&) = delete;
+  Sentinel& operator=(const Sentinel&) = delete;
+  bool pressed() const { return pressed_.load(); }
+  // Stops the thread: did the counters press (the session frozen), and near which floor.
+  bool finish(std::string& near_fs) {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_ = true;
+      }
+      cv_.notify_all();
+      thread_.join();
+    }
+    if (&near_fs != &near_) near_fs = near_;
+    return pressed_.load();
+  }
+
+ private:
+  void run() {
+    if (tick_priority_raised(w_.priority_)) raise_tick_priority();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(kDiskTickMs), [this] { return done_; })) {
+      if (!w_.pressed_now(near_)) continue;
+      w_.freeze(true);
+      pressed_ = true;
+      return;
+    }
+  }
+
+  DiskWatch& w_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::atomic<bool> pressed_{false};
+  std::string near_;
+  std::thread thread_;  // last: started once the rest exists
+};
 
 // Frozen, the session cannot add while it is measured. The filesystems are read as it starts:
 // what they gain during a walk the session runs through is the next tick's growth.
@@ -134,15 +180,21 @@ void DiskWatch::walk(bool frozen, const std::string& near) {
   std::int64_t t0 = steady_ms();
   bool froze = frozen && freeze(true);
   reread_rooms();
-  std::string pressed_near;
   bool can_press = !frozen && kill_ && !freezer_.empty();  // a walk asked frozen is never redone
-  TreeUsage u = tree_usage(fd_list(), dirs_, kMaxWalkEntries, can_press ? pressure(pressed_near) : nullptr);
-  if (u.interrupted) {  // the counters pressed meanwhile: measure again, frozen
-    ++interrupted_, walk_total_ms_ += steady_ms() - t0;
-    return walk(true, pressed_near);
+  TreeUsage u;
+  HiddenUsage h;
+  std::string pressed_near;
+  bool pressed = false;
+  if (can_press) {
+    Sentinel sentinel(*this);
+    std::function<bool()> stop = [&sentinel] { return sentinel.pressed(); };
+    u = tree_usage(fd_list(), dirs_, kMaxWalkEntries, stop);
+    if (!u.interrupted) h = hidden_usage(procs_, devs_, "/proc", stop);
+    pressed = sentinel.finish(pressed_near);
+  } else {
+    u = tree_usage(fd_list(), dirs_, kMaxWalkEntries), h = hidden_usage(procs_, devs_, "/proc");
   }
-  HiddenUsage h = hidden_usage(procs_, devs_, "/proc", can_press ? pressure(pressed_near) : nullptr);
-  if (h.interrupted) {  // the same: an agent holding many fds must not stretch an unfrozen measurement
+  if (pressed) {  // the counters pressed meanwhile (the session is frozen already): measure again, frozen
     ++interrupted_, walk_total_ms_ += steady_ms() - t0;
     return walk(true, pressed_near);
   }
@@ -221,7 +273,7 @@ nlohmann::json DiskWatch::record() const {
           {"peak_bytes", peak_bytes_}, {"peak_inodes", peak_inodes_}, {"ended", ended_.empty() ? nlohmann::json(nullptr) : nlohmann::json(ended_)},
           {"ended_after_exit", after_exit_}, {"hidden_bytes", hidden_bytes_}, {"hidden_inodes", hidden_inodes_},
           {"hidden_peak_bytes", peak_hidden_bytes_}, {"interrupted_walks", interrupted_},
-          {"walks", walks_}, {"frozen_walks", frozen_walks_}, {"ticks", ticks_}, {"walk_ms", walk_total_ms_},
+          {"walks", walks_}, {"frozen_walks", frozen_walks_}, {"ticks", ticks_}, {"tick_priority", priority_}, {"walk_ms", walk_total_ms_},
           {"walk_stopped", stopped_.empty() ? nlohmann::json(nullptr) : nlohmann::json(stopped_)}, {"filesystems", fs}};
 }
 

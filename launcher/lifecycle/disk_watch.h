@@ -7,11 +7,14 @@
 // tasks hold open without a name (disk_hidden.h); past its budget, near the floor having added
 // more than 1 MiB (100 files), or when the walk could not finish (its bounds), the session is
 // killed (cause "disk", 229), else thawed. A walk every 10 s without freezing catches growth
-// another writer's deletions hid from the counters; it reads the counters every 20 ms as it goes
-// and turns into a frozen walk when they press. The walk at the end (the container gone) gives its
+// another writer's deletions hid from the counters; meanwhile a second thread reads the counters
+// every 20 ms and freezes the session the moment they press (a thread asleep between ticks is
+// scheduled at once on a loaded seat, a CPU-bound walk is not), and the walk is redone frozen. The walk at the end (the container gone) gives its
 // verdict too (budget or unmeasured: "after the agent ended"). docs/RESOURCES.md "Disk".
 #pragma once
 #include <cstdint>
+#include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -54,7 +57,8 @@ class DiskWatch {
   void tick();
   std::vector<FsRoom> read_rooms();
   DiskTick measure(const std::vector<FsRoom>& now) const;
-  std::function<bool()> pressure(std::string& near_fs);
+  class Sentinel;
+  bool pressed_now(std::string& near_fs);
   void walk(bool freeze, const std::string& near_fs);
   bool freeze(bool on);
   std::vector<int> fd_list() const;
@@ -74,6 +78,7 @@ class DiskWatch {
   std::int64_t hidden_bytes_ = 0, hidden_inodes_ = 0, peak_hidden_bytes_ = 0, interrupted_ = 0;
   std::int64_t walks_ = 0, frozen_walks_ = 0, ticks_ = 0, last_walk_ms_ = 0, walk_len_ms_ = 0, walk_total_ms_ = 0;
   std::string stopped_, ended_, ended_fs_, ended_stopped_;
+  std::string priority_ = "normal (not armed)";  // the ticks' (tick_priority.h), set by the thread
   bool armed_ = false, after_exit_ = false;
   int stop_pipe_[2] = {-1, -1};
   std::thread thread_;

@@ -97,6 +97,7 @@ class Budget(DiskSeatTest):
         written = (ws / "big").stat().st_size
         self.assertLess(written, 100 * MiB + OVERSHOOT)
         self.assertGreaterEqual(d["frozen_walks"], 1)
+        self.assertEqual(d["tick_priority"], "SCHED_FIFO 1")  # a root launcher: its ticks are not late on a loaded seat
         self.assertIn("reached its disk budget of 100m", rec["message"])
 
     def test_control_the_same_writer_under_its_budget_runs_to_its_end(self):

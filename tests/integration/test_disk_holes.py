@@ -117,8 +117,8 @@ class SlowWalk(DiskSeatTest):
         proc, rec = self.session("disk-slow", ws, "sleep 10.5; dd if=/dev/zero of=big bs=1M count=1500 status=none; echo wrote",
                                  "--disk", "100m")
         self.assertKilledDisk(proc, rec, "budget")
-        self.assertLess((ws / "big").stat().st_size, 100 * MiB + OVERSHOOT)
-        self.assertLess(rec["disk"]["peak_bytes"], 100 * MiB + OVERSHOOT)
+        self.assertLess((ws / "big").stat().st_size, 100 * MiB + OVERSHOOT, rec["disk"])
+        self.assertLess(rec["disk"]["peak_bytes"], 100 * MiB + OVERSHOOT, rec["disk"])
 
 
 class ManyOpenFiles(DiskSeatTest):
