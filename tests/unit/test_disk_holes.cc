@@ -1,14 +1,17 @@
 // The holes a hostile pass found in the disk wall (docs/THREATS.md): unnamed open files, a walk
-// that cannot finish, the verdict at the end, the messages.
+// that cannot finish, the verdict at the end, the messages, the ticks' priority.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "launcher/lifecycle/disk_hidden.h"
 #include "launcher/lifecycle/disk_usage.h"
 #include "launcher/lifecycle/disk_watch.h"
+#include "launcher/lifecycle/tick_priority.h"
 #include "temp_dir.h"
 
 using namespace asbx;
@@ -106,4 +109,29 @@ TEST_CASE("disk: the measurement at the end gives its verdict (the agent ended p
     CHECK(w.record()["ended_after_exit"] == true);
     CHECK(w.ended_message().rfind("after the agent ended: ", 0) == 0);
   }
+}
+
+TEST_CASE("tick priority: SCHED_FIFO 1 for the calling thread when granted, normal for a walk, then back") {
+  std::string how;
+  int during = -1, after = -1, child = -1;
+  std::thread t([&] {
+    how = raise_tick_priority();
+    {
+      NormalPriority walk(tick_priority_raised(how));
+      during = ::sched_getscheduler(0);
+      std::thread([&] { child = ::sched_getscheduler(0); }).join();
+    }
+    after = ::sched_getscheduler(0);
+  });
+  t.join();
+  if (!tick_priority_raised(how)) {  // not root and no RLIMIT_RTPRIO: said, nothing changed
+    CHECK(how.rfind("normal (SCHED_FIFO refused: ", 0) == 0);
+    CHECK((during == SCHED_OTHER && after == SCHED_OTHER));
+    return;
+  }
+  CHECK(how == "SCHED_FIFO 1");
+  CHECK(during == SCHED_OTHER);
+  CHECK(child == SCHED_OTHER);
+  CHECK(after == (SCHED_FIFO | SCHED_RESET_ON_FORK));
+  CHECK(::sched_getscheduler(0) == SCHED_OTHER);  // another thread's priority is not this one's
 }
