@@ -65,6 +65,16 @@ bool write_session_owner(const std::string& path, const LaunchPlan& plan) {
   return fd && ::write(fd.get(), text.data(), text.size()) == ssize_t(text.size());
 }
 
+bool replace_session_owner(const std::string& session_dir, const LaunchPlan& plan) {
+  std::string next = session_dir + kOwnerFile + ".new";
+  ::unlink(next.c_str());
+  if (write_session_owner(next, plan) && ::rename(next.c_str(), (session_dir + kOwnerFile).c_str()) == 0) return true;
+  int err = errno;
+  ::unlink(next.c_str());
+  errno = err;
+  return false;
+}
+
 void SeatTmpfs::mount(const LaunchPlan& plan) {
   if (plan.isolation.seat_tmpfs.empty()) return;
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), why;

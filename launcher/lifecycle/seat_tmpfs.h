@@ -35,9 +35,13 @@ class SeatTmpfs {
 void unmount_seat_tmpfs(const std::string& session_dir);
 
 // The session dir's owner: the launcher's pid, the session's start and the boot, as the container's
-// labels carry them. Whoever makes the session dir writes SESSION_DIR/owner (the seccomp listener);
-// mount() writes SESSION_DIR/tmpfs/owner before the first mount. False when it cannot be written.
+// labels carry them. Whoever makes the session dir writes SESSION_DIR/owner (the seccomp listener,
+// a persistent session's claim); mount() writes SESSION_DIR/tmpfs/owner before the first mount.
+// False when it cannot be written.
 bool write_session_owner(const std::string& path, const LaunchPlan& plan);
+// SESSION_DIR/owner replaced whole (a new file renamed over it): a persistent session's supervisor
+// names itself once it has relabelled the plan. False when it cannot be.
+bool replace_session_owner(const std::string& session_dir, const LaunchPlan& plan);
 
 // A session dir that outlived both its launcher and its container (the launcher killed before its
 // create, or its container removed by another hand: no label leads gc to it).

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "launcher/lifecycle/seat_tmpfs.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/lifecycle/terminal.h"
 #include "launcher/persist/channel.h"
@@ -23,13 +24,24 @@
 namespace asbx {
 namespace {
 
+// The dir made, with its owner (this launcher, until the supervisor names itself): gc removes a
+// dir whose owner is gone and that no container leads to.
+bool make_owned_dir(const LaunchPlan& plan) {
+  if (::mkdir(plan.session_dir.c_str(), 0700) != 0) return false;
+  if (write_session_owner(plan.session_dir + "/owner", plan)) return true;
+  int err = errno;
+  std::error_code ignored;
+  std::filesystem::remove_all(plan.session_dir, ignored);
+  throw Error(ErrorKind::internal, "cannot write " + plan.session_dir + "/owner: " + std::strerror(err) + "; nothing was started");
+}
+
 // The session's own dir, made here and nowhere else: an id in use is refused; a dir whose socket
 // answers nothing was left by a supervisor that was killed, and is cleared.
 void claim_session_dir(const LaunchPlan& plan) {
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), failed;
   if (!make_dirs(parent, &failed))
     throw Error(ErrorKind::internal, "cannot create " + failed + " for the session dir: " + std::strerror(errno));
-  if (::mkdir(plan.session_dir.c_str(), 0700) == 0) return;
+  if (make_owned_dir(plan)) return;
   if (errno != EEXIST) throw Error(ErrorKind::internal, "cannot create " + plan.session_dir + ": " + std::strerror(errno));
   struct stat st{};
   int answer = connect_errno(plan.attach_socket);
@@ -37,7 +49,7 @@ void claim_session_dir(const LaunchPlan& plan) {
       (answer == ECONNREFUSED || answer == ENOENT)) {
     std::error_code ignored;
     std::filesystem::remove_all(plan.session_dir, ignored);  // never follows links
-    if (::mkdir(plan.session_dir.c_str(), 0700) == 0) return;
+    if (make_owned_dir(plan)) return;
   }
   throw Error(ErrorKind::usage, "--id " + plan.session_id + ": a session of that id is already running on this seat (" +
                                     plan.session_dir + ")");
@@ -67,6 +79,8 @@ int supervise(const Request& req, const SeatConfig& seat, LaunchPlan plan, Uniqu
     end.exit_code = e.exit_code();
   };
   try {
+    if (!replace_session_owner(plan.session_dir, plan))  // gc may have taken the dir of a killed caller
+      throw Error(ErrorKind::internal, "cannot name the supervisor in " + plan.session_dir + "/owner: " + std::strerror(errno));
     PtyPair pty = open_pty(rows, cols);
     AttachServer server(std::move(listener), pty.master.get(), ::getuid());
     server.start();

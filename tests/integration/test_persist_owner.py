@@ -1,0 +1,42 @@
+"""A persistent session's dir names its owner (docs/THREATS.md, "a session dir no container leads
+to"): the supervisor, once it runs; gc removes the dir when that owner is gone and no container
+carries the session, and leaves it while the supervisor lives.
+"""
+import json
+import os
+import signal
+import subprocess
+import unittest
+
+from harness import LAUNCHER, podman, session_containers
+from test_interactive import InteractiveSeat, session_id, wait_until
+
+
+class PersistentOwner(InteractiveSeat):
+    def gc(self):
+        out = subprocess.run([str(LAUNCHER), "gc", "--json"], capture_output=True, env=self.env(), timeout=60, check=True)
+        return json.loads(out.stdout)["removed"]
+
+    def test_a_killed_supervisors_dir_goes_at_the_next_gc_once_no_container_leads_to_it(self):
+        sid = session_id("owner")
+        self.start_detached(sid)
+        [name] = session_containers(sid)
+        labels = json.loads(podman("inspect", name).stdout)[0]["Config"]["Labels"]
+        pid, started, boot = (self.session_dir(sid) / "owner").read_text().split()
+        self.assertEqual((pid, started, boot), (labels["agent-sandbox.launcher-pid"], labels["agent-sandbox.started"],
+                                                labels["agent-sandbox.boot-id"]))  # the supervisor, not its caller
+        self.assertEqual(os.stat(self.session_dir(sid) / "owner").st_mode & 0o777, 0o600)
+        self.assertEqual([r for r in self.gc() if sid in r], [])  # the supervisor lives: its session stays whole
+        self.assertTrue(self.session_dir(sid).is_dir())
+
+        os.kill(int(pid), signal.SIGKILL)
+        wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 10, "the supervisor to end")
+        podman("rm", "-f", name)  # another hand: no label leads gc to the session any more
+        self.assertTrue(self.session_dir(sid).is_dir())  # CONTROL: nothing but gc's owner rule removes it
+        self.assertIn(f"removed the session dir of {sid}: its launcher (pid {pid}) is gone and no container carries "
+                      "its session", self.gc())
+        self.assertFalse(self.session_dir(sid).exists())
+
+
+if __name__ == "__main__":
+    unittest.main()
