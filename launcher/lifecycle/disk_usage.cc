@@ -80,6 +80,15 @@ WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms)
   return t.since_walk_ms >= periodic_ms ? WalkNeed::periodic : WalkNeed::none;
 }
 
+int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t over_ms, int tick_ms) {
+  if (grew_bytes <= 0) return tick_ms;
+  if (room_bytes <= 0) return 1;
+  over_ms = std::max<std::int64_t>(over_ms, 1);
+  // room / (grew / over) / 4, in ms, without overflow for any room a filesystem can have
+  double ms = static_cast<double>(room_bytes) / static_cast<double>(grew_bytes) * static_cast<double>(over_ms) / 4.0;
+  return ms >= tick_ms ? tick_ms : std::max(1, static_cast<int>(ms));
+}
+
 std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l,
                          const std::string& stopped) {
   if (!stopped.empty()) return "unmeasured";

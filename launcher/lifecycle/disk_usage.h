@@ -60,6 +60,12 @@ struct DiskTick {
 enum class WalkNeed { none, periodic, pressed };
 WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms);
 
+// How long the watcher waits before its next tick: `tick_ms`, less when the counters, growing as
+// fast as they grew over the last `over_ms`, would use up `room_bytes` (what is left before the
+// budget or the floor's guard band presses) within four ticks: a quarter of that time, at least
+// 1 ms. A fresh writer fills the page cache at up to 5 GB/s here: 100 MB in one 20 ms tick.
+int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t over_ms, int tick_ms);
+
 // After a walk: "" (go on), "budget", "floor" or "unmeasured" (end the session). Near the floor a
 // session is ended when it added more than the slack since it started (one that adds nothing is
 // left alone). A walk stopped by its bounds (`stopped`) fails closed: "unmeasured".

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
+#include <system_error>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -57,7 +59,8 @@ void DiskWatch::arm(const std::string& freezer, const std::string& version, std:
     throw Error(ErrorKind::workspace_rejected, "the workspace could not be measured: " + base_.stopped +
                                                    "; the session was not started (its disk budget could not be kept)");
   reread_rooms();
-  last_walk_ms_ = steady_ms();
+  last_walk_ms_ = last_tick_at_ = steady_ms();
+  for (const auto& r : rooms_) last_tick_used_ += r.used_bytes;
   if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) return;
   armed_ = true;
   thread_ = std::thread([this] { loop(); });
@@ -77,7 +80,7 @@ void DiskWatch::loop() {
   priority_ = raise_tick_priority();
   for (;;) {
     pollfd p{stop_pipe_[0], POLLIN, 0};
-    int n = ::poll(&p, 1, kDiskTickMs);
+    int n = ::poll(&p, 1, next_tick_ms_);
     if (n < 0 && errno != EINTR) return;
     if (p.revents) return;
     std::lock_guard<std::mutex> lock(mu_);
@@ -110,10 +113,20 @@ DiskTick DiskWatch::measure(const std::vector<FsRoom>& now) const {
   return t;
 }
 
+// The next tick's time, from how fast the counters grew since the last one (next_tick_ms).
+void DiskWatch::pace(const std::vector<FsRoom>& now, const DiskTick& t) {
+  std::int64_t used = 0, room = limits_.disk_bytes - t.exact_bytes - t.grown_bytes, at = steady_ms();
+  for (const auto& r : now) used += r.used_bytes, room = std::min(room, r.free_bytes - limits_.floor_bytes - kFloorGuardBytes);
+  next_tick_ms_ = next_tick_ms(room, used - last_tick_used_, at - last_tick_at_, kDiskTickMs);
+  last_tick_used_ = used, last_tick_at_ = at;
+}
+
 void DiskWatch::tick() {
   ++ticks_;
   std::vector<FsRoom> now = read_rooms();
-  WalkNeed need = must_walk(measure(now), limits_, kDiskPeriodicWalkMs);
+  DiskTick t = measure(now);
+  pace(now, t);
+  WalkNeed need = must_walk(t, limits_, kDiskPeriodicWalkMs);
   if (need == WalkNeed::none) return;
   if (need == WalkNeed::pressed) freeze(true);  // at once, at the ticks' priority
   NormalPriority normal(tick_priority_raised(priority_));
@@ -125,6 +138,7 @@ bool DiskWatch::pressed_now(std::string& near_fs) {
   ++ticks_;
   std::vector<FsRoom> now = read_rooms();
   DiskTick t = measure(now);
+  pace(now, t);
   t.since_walk_ms = 0;  // a periodic walk is under way
   near_fs = near_floor_path(now, limits_);
   return must_walk(t, limits_, kDiskPeriodicWalkMs) == WalkNeed::pressed;
@@ -157,7 +171,7 @@ class DiskWatch::Sentinel {
   void run() {
     if (tick_priority_raised(w_.priority_)) raise_tick_priority();
     std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(kDiskTickMs), [this] { return done_; })) {
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(w_.next_tick_ms_), [this] { return done_; })) {
       if (!w_.pressed_now(near_)) continue;
       w_.freeze(true);
       pressed_ = true;
@@ -186,11 +200,16 @@ void DiskWatch::walk(bool frozen, const std::string& near) {
   std::string pressed_near;
   bool pressed = false;
   if (can_press) {
-    Sentinel sentinel(*this);
-    std::function<bool()> stop = [&sentinel] { return sentinel.pressed(); };
+    std::unique_ptr<Sentinel> sentinel;
+    try {
+      sentinel = std::make_unique<Sentinel>(*this);
+    } catch (const std::system_error&) {  // no thread to watch the counters meanwhile: measure frozen
+      return walk(true, near);
+    }
+    std::function<bool()> stop = [&sentinel] { return sentinel->pressed(); };
     u = tree_usage(fd_list(), dirs_, kMaxWalkEntries, stop);
     if (!u.interrupted) h = hidden_usage(procs_, devs_, "/proc", stop);
-    pressed = sentinel.finish(pressed_near);
+    pressed = sentinel->finish(pressed_near);
   } else {
     u = tree_usage(fd_list(), dirs_, kMaxWalkEntries), h = hidden_usage(procs_, devs_, "/proc");
   }
@@ -268,7 +287,7 @@ nlohmann::json DiskWatch::record() const {
   return {{"budget_bytes", limits_.disk_bytes}, {"budget", format_size(limits_.disk_bytes)}, {"budget_inodes", limits_.disk_inodes},
           {"floor_bytes", limits_.floor_bytes}, {"floor_inodes", limits_.floor_inodes},
           {"kept_by", fds_.empty() ? "nothing to keep: no writable bind"
-                                   : "launcher watcher: statvfs every 20 ms, walk of the writable binds and the tasks' unnamed open files (cgroup frozen while measured)"},
+                                   : "launcher watcher: statvfs every 20 ms (down to 1 ms as a writer nears its budget), walk of the writable binds and the tasks' unnamed open files (cgroup frozen while measured)"},
           {"dirs", dirs_}, {"added_bytes", exact_bytes_}, {"added_inodes", exact_inodes_},
           {"peak_bytes", peak_bytes_}, {"peak_inodes", peak_inodes_}, {"ended", ended_.empty() ? nlohmann::json(nullptr) : nlohmann::json(ended_)},
           {"ended_after_exit", after_exit_}, {"hidden_bytes", hidden_bytes_}, {"hidden_inodes", hidden_inodes_},

@@ -51,6 +51,19 @@ TEST_CASE("disk: [limits] keys, their errors, and --disk never above the seat's"
                        "--disk-inodes: 501 is above the seat's 500 ([limits] disk_inodes in s.toml)", Error);
 }
 
+TEST_CASE("disk: the ticks come sooner as a fast writer nears what it may add, never later than 20 ms") {
+  constexpr std::int64_t MiB = 1 << 20;
+  CHECK(next_tick_ms(100 * MiB, 0, 20, 20) == 20);         // nothing grew
+  CHECK(next_tick_ms(100 * MiB, -5 * MiB, 20, 20) == 20);  // space was freed
+  CHECK(next_tick_ms(100 * MiB, 1 * MiB, 20, 20) == 20);   // 2 s from the room at this pace: no hurry
+  CHECK(next_tick_ms(100 * MiB, 100 * MiB, 20, 20) == 5);  // page-cache speed (5 GB/s): a quarter of the 20 ms left
+  CHECK(next_tick_ms(10 * MiB, 100 * MiB, 20, 20) == 1);   // closer: at least 1 ms
+  CHECK(next_tick_ms(0, 1, 20, 20) == 1);                  // at the room already and growing
+  CHECK(next_tick_ms(-3, 1, 20, 20) == 1);
+  CHECK(next_tick_ms(100 * MiB, 100 * MiB, 0, 20) == 1);   // no time passed: the fastest pace
+  CHECK(next_tick_ms(std::int64_t(1) << 62, 1, 20, 20) == 20);  // any room a filesystem has: no overflow
+}
+
 TEST_CASE("disk: the watcher walks when the counters could reach the budget, near the floor, or every 10 s") {
   Limits l = limits(100, 50);
   DiskTick t;
