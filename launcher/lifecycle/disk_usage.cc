@@ -89,6 +89,15 @@ int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t 
   return ms >= tick_ms ? tick_ms : std::max(1, static_cast<int>(ms));
 }
 
+std::int64_t pace_room(const DiskTick& t, const std::vector<FsRoom>& now, const Limits& l) {
+  std::int64_t room = l.disk_bytes - t.exact_bytes - t.grown_bytes;
+  for (const auto& r : now) {
+    std::int64_t above_band = r.free_bytes - l.floor_bytes - kFloorGuardBytes;
+    if (above_band > 0) room = std::min(room, above_band);
+  }
+  return room;
+}
+
 std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l,
                          const std::string& stopped) {
   if (!stopped.empty()) return "unmeasured";

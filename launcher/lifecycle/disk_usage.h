@@ -65,6 +65,10 @@ WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms)
 // budget or the floor's guard band presses) within four ticks: a quarter of that time, at least
 // 1 ms. A fresh writer fills the page cache at up to 5 GB/s here: 100 MB in one 20 ms tick.
 int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t over_ms, int tick_ms);
+// That room: what is left of the budget past the last walk and the counters' growth since, or less
+// room above a filesystem's guard band. Inside the band it is the budget's alone: there any growth
+// already presses a walk each tick, and a faster pace would only freeze the sessions more often.
+std::int64_t pace_room(const DiskTick& t, const std::vector<FsRoom>& now, const Limits& l);
 
 // After a walk: "" (go on), "budget", "floor" or "unmeasured" (end the session). Near the floor a
 // session is ended when it added more than the slack since it started (one that adds nothing is

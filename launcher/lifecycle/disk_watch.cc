@@ -115,9 +115,9 @@ DiskTick DiskWatch::measure(const std::vector<FsRoom>& now) const {
 
 // The next tick's time, from how fast the counters grew since the last one (next_tick_ms).
 void DiskWatch::pace(const std::vector<FsRoom>& now, const DiskTick& t) {
-  std::int64_t used = 0, room = limits_.disk_bytes - t.exact_bytes - t.grown_bytes, at = steady_ms();
-  for (const auto& r : now) used += r.used_bytes, room = std::min(room, r.free_bytes - limits_.floor_bytes - kFloorGuardBytes);
-  next_tick_ms_ = next_tick_ms(room, used - last_tick_used_, at - last_tick_at_, kDiskTickMs);
+  std::int64_t used = 0, at = steady_ms();
+  for (const auto& r : now) used += r.used_bytes;
+  next_tick_ms_ = next_tick_ms(pace_room(t, now, limits_), used - last_tick_used_, at - last_tick_at_, kDiskTickMs);
   last_tick_used_ = used, last_tick_at_ = at;
 }
 
@@ -131,6 +131,8 @@ void DiskWatch::tick() {
   if (need == WalkNeed::pressed) freeze(true);  // at once, at the ticks' priority
   NormalPriority normal(tick_priority_raised(priority_));
   walk(need == WalkNeed::pressed, near_floor_path(now, limits_));
+  // Walks pressed by another writer's growth leave the session thawed at least as long as frozen.
+  next_tick_ms_ = std::max<std::int64_t>(next_tick_ms_, std::min<std::int64_t>(kDiskTickMs, walk_len_ms_));
 }
 
 // Do the counters press now (and where, near the floor)? As a tick during a periodic walk reads them.

@@ -1,5 +1,5 @@
 // The disk watcher's ticks run at SCHED_FIFO priority 1 when the seat allows it (a root launcher,
-// or an RLIMIT_RTPRIO): on a loaded seat a thread asleep between 20 ms ticks woke 65-110 ms late at
+// or an RLIMIT_RTPRIO): on a loaded seat a thread asleep between 20 ms ticks woke 65-150 ms late at
 // normal priority, and a writer at page-cache speed went that much further past its budget. A tick
 // is a few statvfs calls; a walk is not, so walks run at normal priority (NormalPriority).
 // docs/RESOURCES.md "Disk".

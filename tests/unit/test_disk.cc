@@ -64,6 +64,21 @@ TEST_CASE("disk: the ticks come sooner as a fast writer nears what it may add, n
   CHECK(next_tick_ms(std::int64_t(1) << 62, 1, 20, 20) == 20);  // any room a filesystem has: no overflow
 }
 
+TEST_CASE("disk: the pace's room is the budget's, or a filesystem's above its guard band, never inside it") {
+  constexpr std::int64_t MiB = 1 << 20;
+  Limits l;
+  l.disk_bytes = 100 * MiB, l.floor_bytes = 64 * MiB;
+  DiskTick t;
+  t.exact_bytes = 30 * MiB, t.grown_bytes = 10 * MiB;
+  FsRoom wide, narrow, inside;
+  wide.free_bytes = 10'000 * MiB, narrow.free_bytes = 64 * MiB + kFloorGuardBytes + 5 * MiB, inside.free_bytes = 70 * MiB;
+  CHECK(pace_room(t, {wide}, l) == 60 * MiB);               // the budget's
+  CHECK(pace_room(t, {wide, narrow}, l) == 5 * MiB);        // the band is nearer
+  CHECK(pace_room(t, {wide, inside}, l) == 60 * MiB);       // inside the band: each growing tick walks already
+  t.exact_bytes = 100 * MiB;
+  CHECK(pace_room(t, {inside}, l) == -10 * MiB);            // past the budget: the fastest pace
+}
+
 TEST_CASE("disk: the watcher walks when the counters could reach the budget, near the floor, or every 10 s") {
   Limits l = limits(100, 50);
   DiskTick t;
