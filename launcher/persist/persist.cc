@@ -107,11 +107,15 @@ void say_how_to_detach(const LocalOptions& opts, const std::string& id) {
 
 int run_persistent(const Request& req, const SeatConfig& seat, LaunchPlan plan, const LocalOptions& opts) {
   UniqueFd listener, first;
+  bool claimed = false;
   try {
     claim_session_dir(plan);
+    claimed = true;
     listener = listen_attach(plan.attach_socket);
     first = connect_attach(plan.attach_socket, plan.session_id);  // queued until the supervisor accepts it
   } catch (const Error& e) {
+    std::error_code ignored;
+    if (claimed) std::filesystem::remove_all(plan.session_dir, ignored);  // nothing half-made is left
     std::fprintf(stderr, "%s: %s\n", opts.program.c_str(), printable(e.what()).c_str());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(plan.session_id, e));
     return e.exit_code();

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import unittest
 
-from harness import LAUNCHER, podman, session_containers
+from harness import LAUNCHER, SeatTest, podman, session_containers, unavailable
 from test_interactive import InteractiveSeat, session_id, wait_until
 
 
@@ -36,6 +36,38 @@ class PersistentOwner(InteractiveSeat):
         self.assertIn(f"removed the session dir of {sid}: its launcher (pid {pid}) is gone and no container carries "
                       "its session", self.gc())
         self.assertFalse(self.session_dir(sid).exists())
+
+
+class OwnerUnwritable(SeatTest):
+    """A runtime dir with no inode left for the owner (a tmpfs of 2 inodes: itself and the session
+    dir), or for the attach socket (3): refused, and nothing of the session is left behind."""
+
+    def launch_on_tmpfs(self, inodes, sid):
+        run = self.seat.dir / "run"
+        run.mkdir(exist_ok=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"nr_inodes={inodes},size=1m", "tmpfs", str(run)]).returncode:
+            unavailable(self, "cannot mount a tmpfs (root needed)")
+        self.addCleanup(subprocess.run, ["umount", "-l", str(run)])
+        status = self.seat.dir / f"{sid}.json"
+        proc = self.seat.run("--id", sid, "--tty", "--persist", "--timeout", "20s", "--status-file", str(status), "--", "true",
+                             stdin=subprocess.DEVNULL, input=None)
+        return proc, json.loads(status.read_text()), run
+
+    def test_an_owner_that_cannot_be_written_refuses_the_session_and_leaves_no_dir(self):
+        sid = session_id("no-owner")
+        proc, rec, run = self.launch_on_tmpfs(2, sid)
+        self.assertLauncherError(proc, rec, "internal",
+                                 f"cannot write {run}/{sid}/owner: No space left on device; nothing was started")
+        self.assertEqual(os.listdir(run), [])
+        self.assertNoContainer(sid)
+
+    def test_an_attach_socket_that_cannot_be_bound_leaves_no_dir(self):
+        sid = session_id("no-socket")
+        proc, rec, run = self.launch_on_tmpfs(3, sid)
+        self.assertLauncherError(proc, rec, "internal",
+                                 f"cannot bind the attach socket {run}/{sid}/attach.sock: No space left on device")
+        self.assertEqual(os.listdir(run), [])  # it left the dir (and, before the owner, one gc never took)
+        self.assertNoContainer(sid)
 
 
 if __name__ == "__main__":
