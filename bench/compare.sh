@@ -113,7 +113,7 @@ row "${stream_mib} MiB stdout, local: throughput vs \`podman run … head\`" "$o
 # One more run of each with /usr/bin/time: peak RSS, and where the CPU goes (the launcher or the
 # podman CLI itself; the podman service, from its /proc stat; everything else: conmon, the
 # container, the kernel's pipe and socket copies — the machine's busy time minus both).
-svc_pid=$(cat "$ASBX_RUN/podman.pid")
+svc_pid=$(asbx_pid_alive "$ASBX_RUN/podman.pid") || asbx_die "the podman service is not running (scripts/podman-service.sh start)"
 svc_cpu() { awk '{ print ($14 + $15) / 100 }' "/proc/$svc_pid/stat"; }
 # user system irq softirq, in s; niced work (a long fuzz run beside the benchmark) is left out
 busy() { awk '/^cpu / { print ($2 + $4 + $7 + $8) / 100 }' /proc/stat; }

@@ -26,6 +26,32 @@ asbx_help() { sed -n '2,/^[^#]/ s/^# \{0,1\}//p' "$0"; }
 # The usage on stderr, for a call the script cannot take: exit 2.
 asbx_usage() { asbx_help >&2; exit 2; }
 
+# A process this project started is recorded as "pid start-time boot-id" and signalled only while
+# all three still match: a record from before a reboot (a machine restored from a disk image keeps
+# /run) or a pid reused since names someone else's process.
+asbx_boot_id() { cat /proc/sys/kernel/random/boot_id; }
+asbx_pid_start() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; s=${s##*) }; read -ra f <<<"$s"; echo "${f[19]}"; }
+asbx_pid_record() { printf '%s %s %s\n' "$1" "$(asbx_pid_start "$1")" "$(asbx_boot_id)" >"$2"; }
+# Prints the recorded pid while that very process runs.
+asbx_pid_alive() {
+  local pid start boot now
+  [[ -f $1 ]] && read -r pid start boot <"$1" && [[ -n $boot && $boot == "$(asbx_boot_id)" ]] || return 1
+  now=$(asbx_pid_start "$pid") && [[ $now == "$start" ]] && echo "$pid"
+}
+
+# Podman keeps its state in a runtime dir it expects to be emptied by a reboot (tmpfs); a dir
+# that outlived one (a disk image restored with /run in it) still says "running" for containers
+# whose processes are gone, and podman waits on their conmon pids, which may now be anyone's. Its
+# "alive" file older than this boot: remove it (and a rootless pause.pid), so that podman resets
+# its state at its next call as it does after a reboot. Only files of a previous boot are touched.
+asbx_podman_after_reboot() {
+  local tmp=$1 btime
+  btime=$(awk '/^btime/ {print $2}' /proc/stat)
+  [[ -f $tmp/alive ]] && (($(stat -c %Y "$tmp/alive") < btime)) || return 0
+  asbx_log "$tmp is from before this boot: podman will reset its state"
+  rm -f "$tmp/alive" "$tmp/pause.pid"
+}
+
 # Drop a temporary image tag; remove the image too unless it already carries the final name.
 asbx_drop_temp_tag() {
   local tmp_tag=$1 final=$2 id

@@ -7,7 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 pidfile=$ASBX_RUN/podman.pid
 
-alive() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+alive() { asbx_pid_alive "$pidfile" >/dev/null; }
 ping() { curl -fsS --max-time 2 --unix-socket "$ASBX_SOCKET" http://d/_ping >/dev/null 2>&1; }
 
 # The service runs with a copy of the project's containers.conf at a stable path: podman hands
@@ -38,14 +38,15 @@ start() {
   # the recorded PID is podman's own and `stop` ends the service itself.
   (cd "$ASBX_RUN" && CONTAINERS_CONF=$conf exec setsid podman system service --time=0 "unix://$ASBX_SOCKET") \
      >>"$ASBX_RUN/podman.log" 2>&1 </dev/null &
-  echo $! >"$pidfile"
+  asbx_pid_record $! "$pidfile"
   for _ in $(seq 1 100); do ping && { chmod 0660 "$ASBX_SOCKET"; return 0; }; sleep 0.1; done
   asbx_die "podman service did not answer on $ASBX_SOCKET (see $ASBX_RUN/podman.log)"
 }
 
 stop() {
-  if alive; then
-    pid=$(cat "$pidfile"); kill "$pid"
+  local pid
+  if pid=$(asbx_pid_alive "$pidfile"); then
+    kill "$pid"
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   fi
   rm -f "$pidfile" "$ASBX_SOCKET"
@@ -61,7 +62,7 @@ runsc_start() {
   runsc_stop
   (cd "$ASBX_RUN" && CONTAINERS_CONF=$ASBX_RUN/containers-runsc.conf exec setsid podman system service --time=0 \
      "unix://$runsc_socket") >>"$ASBX_RUN/podman-runsc.log" 2>&1 </dev/null &
-  echo $! >"$runsc_pidfile"
+  asbx_pid_record $! "$runsc_pidfile"
   for _ in $(seq 1 100); do
     curl -fsS --max-time 2 --unix-socket "$runsc_socket" http://d/_ping >/dev/null 2>&1 && { chmod 0660 "$runsc_socket"; return 0; }
     sleep 0.1
@@ -69,13 +70,14 @@ runsc_start() {
   asbx_die "the runsc podman service did not answer on $runsc_socket (see $ASBX_RUN/podman-runsc.log)"
 }
 runsc_stop() {
-  if [[ -f $runsc_pidfile ]] && kill -0 "$(cat "$runsc_pidfile")" 2>/dev/null; then kill "$(cat "$runsc_pidfile")"; sleep 0.5; fi
+  local pid
+  if pid=$(asbx_pid_alive "$runsc_pidfile"); then kill "$pid"; sleep 0.5; fi
   rm -f "$runsc_pidfile" "$runsc_socket"
 }
 
 case "${1:-}" in
   start) start; runsc_start ;;
   stop) stop; runsc_stop ;;
-  status) alive && ping && echo "running pid $(cat "$pidfile") socket $ASBX_SOCKET" || { echo stopped; exit 1; } ;;
+  status) alive && ping && echo "running pid $(asbx_pid_alive "$pidfile") socket $ASBX_SOCKET" || { echo stopped; exit 1; } ;;
   *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
 esac

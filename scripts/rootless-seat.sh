@@ -16,6 +16,7 @@ ensure_user() {
   run=/run/user/$uid
   user_conf=$(asbx_user_containers_conf "$user")
   install -d -m 0700 -o "$user" -g "$user" "$run"
+  asbx_podman_after_reboot "$run/libpod/tmp"
   # Debian ships no storage.conf: without this rootless podman silently uses vfs.
   install -d -o "$user" -g "$user" "$home/.config" "$home/.config/containers"
   [ -f "$home/.config/containers/storage.conf" ] ||
@@ -30,7 +31,7 @@ as_user() {
 
 socket() { echo "$run/podman/podman.sock"; }
 pidfile() { echo "$ASBX_RUN/rootless-podman.pid"; }
-alive() { [ -f "$(pidfile)" ] && kill -0 "$(cat "$(pidfile)")" 2>/dev/null; }
+alive() { asbx_pid_alive "$(pidfile)" >/dev/null; }
 ping() { curl -fsS --max-time 2 --unix-socket "$(socket)" http://d/_ping >/dev/null 2>&1; }
 
 start() {
@@ -44,7 +45,7 @@ start() {
        env -i HOME="$home" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin \
        XDG_RUNTIME_DIR="$run" CONTAINERS_CONF="$user_conf" \
        podman system service --time=0 "unix://$(socket)") >>"$ASBX_RUN/rootless-podman.log" 2>&1 </dev/null &
-    echo $! >"$(pidfile)"
+    asbx_pid_record $! "$(pidfile)"
     for _ in $(seq 1 100); do ping && break; sleep 0.1; done
     ping || asbx_die "rootless podman service did not answer on $(socket) (see $ASBX_RUN/rootless-podman.log)"
   fi
@@ -52,8 +53,9 @@ start() {
 }
 
 stop() {
-  if alive; then
-    pid=$(cat "$(pidfile)"); kill "$pid"
+  local pid
+  if pid=$(asbx_pid_alive "$(pidfile)"); then
+    kill "$pid"
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   fi
   rm -f "$(pidfile)"

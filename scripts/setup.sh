@@ -56,6 +56,7 @@ CONF
 
 [ "$(id -u)" -eq 0 ] || asbx_die "run as root (it installs packages and starts the podman service)"
 install_packages
+asbx_podman_after_reboot /run/libpod
 # The image build (debootstrap, apt, npm: mostly waiting on the mirrors) runs beside the compile.
 "$ASBX_ROOT/scripts/build-image.sh" >&2 &
 image_pid=$!

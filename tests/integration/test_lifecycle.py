@@ -181,7 +181,7 @@ class Signals(SeatTest):
 
 
 def service_fds():
-    pid = SERVICE_PIDFILE.read_text().strip()
+    pid = SERVICE_PIDFILE.read_text().split()[0]  # "pid start-time boot-id" (scripts/lib.sh)
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
