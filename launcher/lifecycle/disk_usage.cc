@@ -98,17 +98,24 @@ std::int64_t pace_room(const DiskTick& t, const std::vector<FsRoom>& now, const 
   return room;
 }
 
-std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l,
+std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, FloorState floor, const Limits& l,
                          const std::string& stopped) {
   if (!stopped.empty()) return "unmeasured";
   if (added_bytes >= l.disk_bytes || added_inodes >= l.disk_inodes) return "budget";
-  if (near_floor && (added_bytes > kFloorSlackBytes || added_inodes > kFloorSlackInodes)) return "floor";
-  return "";
+  bool added = added_bytes > kFloorSlackBytes || added_inodes > kFloorSlackInodes;
+  if (floor != FloorState::clear && added) return "floor";
+  return floor == FloorState::below ? "below_floor" : "";
 }
 
 std::string near_floor_path(const std::vector<FsRoom>& rooms, const Limits& l) {
   for (const auto& r : rooms)
     if (r.free_bytes < l.floor_bytes + kFloorGuardBytes || r.free_inodes < l.floor_inodes + kFloorGuardInodes) return r.path;
+  return "";
+}
+
+std::string below_floor_path(const std::vector<FsRoom>& rooms, const Limits& l) {
+  for (const auto& r : rooms)
+    if (r.free_bytes < l.floor_bytes || r.free_inodes < l.floor_inodes) return r.path;
   return "";
 }
 
@@ -122,8 +129,13 @@ std::string disk_ended_message(const DiskEnding& e, const Limits& l) {
   if (e.ended == "budget")
     return head + "the session reached its disk budget of " + format_size(l.disk_bytes) + " / " +
            std::to_string(l.disk_inodes) + " inodes (added " + peak + " at its peak, in " + join(e.dirs, ", ") + ")";
-  return head + "the session wrote on '" + e.fs + "' near the seat's disk floor of " + format_size(l.floor_bytes) + " / " +
-         std::to_string(l.floor_inodes) + " inodes (it had added " + peak + "; [limits] disk_floor in " + l.disk_source + ")";
+  std::string floor = format_size(l.floor_bytes) + " / " + std::to_string(l.floor_inodes) + " inodes";
+  if (e.ended == "below_floor")
+    return head + "the filesystem holding '" + e.fs + "' fell below the seat's disk floor of " + floor +
+           " while the session could write there (its own files: " + peak +
+           "; the rest is what no walk sees, or another writer's; [limits] disk_floor in " + l.disk_source + ")";
+  return head + "the session wrote on '" + e.fs + "' near the seat's disk floor of " + floor + " (it had added " + peak +
+         "; [limits] disk_floor in " + l.disk_source + ")";
 }
 
 }  // namespace asbx

@@ -70,20 +70,25 @@ int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t 
 // already presses a walk each tick, and a faster pace would only freeze the sessions more often.
 std::int64_t pace_room(const DiskTick& t, const std::vector<FsRoom>& now, const Limits& l);
 
-// After a walk: "" (go on), "budget", "floor" or "unmeasured" (end the session). Near the floor a
-// session is ended when it added more than the slack since it started (one that adds nothing is
-// left alone). A walk stopped by its bounds (`stopped`) fails closed: "unmeasured".
-std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, bool near_floor, const Limits& l,
+// After a walk: "" (go on), "budget", "floor", "below_floor" or "unmeasured" (end the session).
+// Near the floor a session is ended when it added more than the slack since it started (one that
+// adds nothing is left alone). Below the floor itself every session that can write there is ended,
+// whatever its walk explains: what no walk sees (files in flight over a unix socket) is freed with
+// its processes (docs/DECISIONS.md). A walk stopped by its bounds (`stopped`) fails closed: "unmeasured".
+enum class FloorState { clear, near, below };
+std::string disk_verdict(std::int64_t added_bytes, std::int64_t added_inodes, FloorState floor, const Limits& l,
                          const std::string& stopped = "");
 
 // The first filesystem within the guard band above the floor, by its path; "" when none is.
 std::string near_floor_path(const std::vector<FsRoom>& rooms, const Limits& l);
+// The first filesystem below the floor itself; "" when none is.
+std::string below_floor_path(const std::vector<FsRoom>& rooms, const Limits& l);
 
 // What a session's disk verdict says (the record's message).
 struct DiskEnding {
-  std::string ended;          // "budget", "floor" or "unmeasured"
+  std::string ended;          // "budget", "floor", "below_floor" or "unmeasured"
   bool after_exit = false;    // found by the measurement after the container ended
-  std::string fs;             // floor: the filesystem near it
+  std::string fs;             // floor, below_floor: the filesystem near or below it
   std::string stopped;        // unmeasured: why the walk stopped
   std::int64_t peak_bytes = 0, peak_inodes = 0, hidden_bytes = 0;
   std::vector<std::string> dirs;

@@ -225,9 +225,12 @@ void DiskWatch::walk(bool frozen, const std::string& near) {
   exact_bytes_ = u.bytes - base_.bytes + h.bytes, exact_inodes_ = u.inodes - base_.inodes + h.inodes;
   peak_bytes_ = std::max(peak_bytes_, exact_bytes_), peak_inodes_ = std::max(peak_inodes_, exact_inodes_);
   ++walks_, frozen_walks_ += froze ? 1 : 0;
-  std::string verdict = ended_.empty() ? disk_verdict(exact_bytes_, exact_inodes_, !near.empty(), limits_, stopped) : "";
+  // Below the floor only a running session is ended: after its end nothing of it holds the space.
+  std::string below = kill_ ? below_floor_path(rooms_, limits_) : "";
+  FloorState floor = !below.empty() ? FloorState::below : near.empty() ? FloorState::clear : FloorState::near;
+  std::string verdict = ended_.empty() ? disk_verdict(exact_bytes_, exact_inodes_, floor, limits_, stopped) : "";
   if (!verdict.empty()) {
-    ended_ = verdict, ended_fs_ = near, ended_stopped_ = stopped, after_exit_ = !kill_;
+    ended_ = verdict, ended_fs_ = below.empty() ? near : below, ended_stopped_ = stopped, after_exit_ = !kill_;
     if (kill_) kill_();  // a frozen task dies once thawed: SIGKILL first, then thaw
   }
   if (frozen) freeze(false);  // also after a freeze that did not complete: never left FREEZING
@@ -267,8 +270,7 @@ void DiskWatch::stop() {
   std::lock_guard<std::mutex> lock(mu_);
   auto kill = std::move(kill_);
   kill_ = nullptr;
-  // The container is gone: what it left, the last peak, and the verdict of the budget (the floor
-  // has no writer left to stop: docs/DECISIONS.md).
+  // The container is gone: what it left, its peak, the budget's verdict (no floor: no writer left).
   walk(false, "");
   kill_ = std::move(kill);
 }
@@ -277,10 +279,6 @@ std::string DiskWatch::ended_message() const {
   DiskEnding e{ended_, after_exit_, ended_fs_, ended_stopped_, peak_bytes_, peak_inodes_, peak_hidden_bytes_, dirs_};
   return disk_ended_message(e, limits_);
 }
-
-}  // namespace asbx
-
-namespace asbx {
 
 nlohmann::json DiskWatch::record() const {
   nlohmann::json fs = nlohmann::json::array();

@@ -7,6 +7,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -15,6 +16,24 @@ from test_disk import AGENT_UID, MiB, OVERSHOOT, DiskSeatTest
 
 # Writes into a file that no longer has a name: the walk of the binds finds nothing.
 HIDDEN = "exec 3>big; rm big; dd if=/dev/zero bs=1M count={n} status=none >&3; ls -A; sleep {hold}; echo held"
+# Files written under the budget (and under what a session may add near the floor), passed over a unix
+# socket nobody reads, closed and unlinked: in no name and no task's fd table; only the filesystem's
+# counters see them.
+IN_FLIGHT = """python3 - <<'EOF'
+import array, os, socket
+pairs = []  # a fresh pair every 100 files: a full send buffer would block
+chunk = bytes({kib} << 10)
+for i in range({n}):
+    if i % 100 == 0:
+        pairs.append(socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))
+    fd = os.open("f", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    os.write(fd, chunk)
+    os.fsync(fd)
+    pairs[-1][0].sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    os.close(fd)
+    os.unlink("f")
+print("wrote", flush=True)
+EOF"""
 DEEP = "p=.; for i in $(seq {n}); do p=$p/d; done; mkdir -p $p && touch $p/f && echo made"
 
 
@@ -73,6 +92,35 @@ class HiddenFloor(DiskSeatTest):
                          rf"\[limits\] disk_floor in {self.seat.config_file}\)$")
         self.assertEqual((proc.returncode, proc.stdout, rec["disk"]["ended"]), (0, b"fine\n", None), proc.stderr)
         self.assertGreaterEqual(self.fs.free()[0], 256 * MiB)
+
+
+class InFlight(DiskSeatTest):
+    LIMITS = 'disk = "8g"\ndisk_floor = "256m"\ndisk_floor_inodes = 1000\n'
+
+    def test_files_in_flight_over_a_socket_end_the_session_below_the_floor(self):
+        ws = self.workspace("inflight")
+        free0, _ = self.fs.free()
+        proc, rec = self.session("disk-inflight", ws, IN_FLIGHT.format(n=900, kib=960), "--disk", "100m")
+        self.assertKilledDisk(proc, rec, "below_floor")
+        self.assertRegex(rec["message"],
+                         rf"^killed: the filesystem holding '{ws}' fell below the seat's disk floor of 256m / 1000 inodes "
+                         r"while the session could write there \(its own files: \d+[kmg]? in \d+ inodes; the rest is what "
+                         rf"no walk sees, or another writer's; \[limits\] disk_floor in {self.seat.config_file}\)$")
+        d = rec["disk"]
+        low = d["filesystems"][0]["free_bytes_min"]
+        print(f"\nin flight: free {free0 >> 20} MiB before, {low >> 20} MiB at the lowest, peak_bytes {d['peak_bytes']}, "
+              f"walks {d['walks']} ({d['frozen_walks']} frozen)", file=sys.stderr)
+        # CONTROL: the walks never saw what filled the disk (no file was ever past the budget)
+        self.assertLess(d["peak_bytes"], 100 * MiB, d)
+        self.assertGreater(free0 - low, 400 * MiB, d)
+        self.assertGreater(low, 256 * MiB - OVERSHOOT, d)  # the disk never filled
+        self.assertGreater(self.fs.free()[0], free0 - 10 * MiB)  # freed with the session's processes
+
+    def test_control_above_the_floor_the_same_files_in_flight_run_to_the_end(self):
+        ws = self.workspace("inflight-ok")
+        proc, rec = self.session("disk-inflight-ok", ws, IN_FLIGHT.format(n=100, kib=960), "--disk", "100m")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"wrote\n"), proc.stderr)
+        self.assertIsNone(rec["disk"]["ended"])
 
 
 class Unmeasured(DiskSeatTest):

@@ -105,14 +105,19 @@ TEST_CASE("disk: the watcher walks when the counters could reach the budget, nea
 
 TEST_CASE("disk: the verdict after a walk") {
   Limits l = limits(100 << 20, 5000);
-  CHECK(disk_verdict(99 << 20, 10, false, l) == "");
-  CHECK(disk_verdict(100 << 20, 10, false, l) == "budget");
-  CHECK(disk_verdict(0, 5000, false, l) == "budget");
-  CHECK(disk_verdict(2 << 20, 0, false, l) == "");
-  CHECK(disk_verdict(2 << 20, 0, true, l) == "floor");        // added near the floor
-  CHECK(disk_verdict(1 << 20, 100, true, l) == "");           // within the slack: a quiet neighbour
-  CHECK(disk_verdict(0, 101, true, l) == "floor");
-  CHECK(disk_verdict(0, 0, false, l, "'w/d': deeper than 128 levels: not walked") == "unmeasured");  // fail closed
+  using F = FloorState;
+  CHECK(disk_verdict(99 << 20, 10, F::clear, l) == "");
+  CHECK(disk_verdict(100 << 20, 10, F::clear, l) == "budget");
+  CHECK(disk_verdict(0, 5000, F::clear, l) == "budget");
+  CHECK(disk_verdict(2 << 20, 0, F::clear, l) == "");
+  CHECK(disk_verdict(2 << 20, 0, F::near, l) == "floor");        // added near the floor
+  CHECK(disk_verdict(1 << 20, 100, F::near, l) == "");           // within the slack: a quiet neighbour
+  CHECK(disk_verdict(0, 101, F::near, l) == "floor");
+  CHECK(disk_verdict(2 << 20, 0, F::below, l) == "floor");       // below it, and its files explain it
+  CHECK(disk_verdict(0, 0, F::below, l) == "below_floor");       // below it, whatever its walk explains
+  CHECK(disk_verdict(100 << 20, 0, F::below, l) == "budget");
+  CHECK(disk_verdict(0, 0, F::clear, l, "'w/d': deeper than 128 levels: not walked") == "unmeasured");  // fail closed
+  CHECK(disk_verdict(0, 0, F::below, l, "'w/d': deeper than 128 levels: not walked") == "unmeasured");
 }
 
 TEST_CASE("disk: the floor before anything exists, in bytes and inodes") {

@@ -87,8 +87,18 @@ TEST_CASE("disk: the messages name the filesystem, the walk's stop, and an endin
         "its disk use counts as over the budget of 1m");
   std::vector<FsRoom> rooms{{"/a", 0, 10LL << 30, 1 << 20, 0, 0}, {"/b", 0, 100 << 20, 1 << 20, 0, 0}};
   CHECK(near_floor_path(rooms, l) == "/b");
+  CHECK(below_floor_path(rooms, l) == "");
+  rooms[0].free_inodes = 9;
+  CHECK(below_floor_path(rooms, l) == "/a");  // in inodes
+  rooms[0].free_inodes = 1 << 20, rooms[1].free_bytes = (1 << 20) - 1;
+  CHECK(below_floor_path(rooms, l) == "/b");
   rooms[1].free_bytes = 10LL << 30;
   CHECK(near_floor_path(rooms, l) == "");
+  DiskEnding below{"below_floor", false, "/srv/ws", "", 0, 0, 0, {"/srv/ws/a"}};
+  CHECK(disk_ended_message(below, l) ==
+        "killed: the filesystem holding '/srv/ws' fell below the seat's disk floor of 1m / 10 inodes while the session could "
+        "write there (its own files: 0 in 0 inodes; the rest is what no walk sees, or another writer's; [limits] disk_floor "
+        "in s.toml)");
 }
 
 TEST_CASE("disk: the measurement at the end gives its verdict (the agent ended past its budget)") {
