@@ -119,6 +119,20 @@ void unmount_seat_tmpfs(const std::string& session_dir) {
     ::umount2(e.path().c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
 }
 
+long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, std::int64_t)>& alive) {
+  long pid = 0;
+  std::int64_t started = 0;
+  std::string boot;
+  if (!read_owner(plan.session_dir + kTmpfsDir + kOwnerFile, pid, started, boot) &&
+      !read_owner(plan.session_dir + kOwnerFile, pid, started, boot))
+    return 0;
+  auto own = plan.labels.find("agent-sandbox.launcher-pid");
+  if (own != plan.labels.end() && own->second == std::to_string(pid)) return 0;
+  auto boot_id = plan.labels.find("agent-sandbox.boot-id");
+  if (boot_id == plan.labels.end() || boot_id->second != boot || !alive(pid, started)) return 0;
+  return pid;
+}
+
 std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed,
                                                      const std::string& boot_id,
                                                      const std::function<bool(long, std::int64_t)>& alive) {

@@ -43,6 +43,11 @@ bool write_session_owner(const std::string& path, const LaunchPlan& plan);
 // names itself once it has relabelled the plan. False when it cannot be.
 bool replace_session_owner(const std::string& session_dir, const LaunchPlan& plan);
 
+// The live launcher, other than the plan's own, that SESSION_DIR's owner (either file) names; 0 when
+// none does (no owner, another boot, or its launcher gone). A second launcher of a session id must
+// never take over the first's sockets.
+long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long pid, std::int64_t started_unix)>& alive);
+
 // A session dir that outlived both its launcher and its container (the launcher killed before its
 // create, or its container removed by another hand: no label leads gc to it).
 struct StaleSeatTmpfs {

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "launcher/podman/gc.h"
 
 namespace asbx {
 namespace {
@@ -100,6 +101,9 @@ void SeccompListener::bind(const LaunchPlan& plan) {
   if (!make_dirs(parent, &why)) refuse(path, why);
   if (::mkdir(plan.session_dir.c_str(), 0700) == 0) made_dir_ = plan.session_dir;
   else if (errno != EEXIST) refuse(path, errno_text(("mkdir " + plan.session_dir).c_str()));
+  else if (long holder = session_dir_holder(plan, current_host_facts().launcher_alive))
+    throw Error(ErrorKind::create_failed, "--id " + plan.session_id + ": a session of that id is already running on this seat "
+                                          "(its launcher is pid " + std::to_string(holder) + "); nothing was created");
   if (!made_dir_.empty()) {  // gc finds the dir by it if this launcher is killed before its container exists
     if (!write_session_owner(made_dir_ + "/owner", plan)) refuse(path, errno_text(("write " + made_dir_ + "/owner").c_str()));
     owner_ = made_dir_ + "/owner";
@@ -109,7 +113,7 @@ void SeccompListener::bind(const LaunchPlan& plan) {
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path) refuse(path, "longer than a unix socket address");
   std::memcpy(addr.sun_path, path.data(), path.size());
-  ::unlink(path.c_str());  // one a killed launcher of this id left (the dir is this user's, 0700)
+  ::unlink(path.c_str());  // one a killed launcher of this id left (no live owner: above; the dir is 0700)
   bool ok = fd_ && ::bind(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   if (ok) path_ = path;
   if (!ok || ::listen(fd_.get(), 4) != 0) {

@@ -1,8 +1,10 @@
 """The foundation: a contained session on the local seat, asserted from inside."""
 import json
 import os
+import signal
 import subprocess
 import tempfile
+import time
 
 from harness import CODES, IMAGE, LAUNCHER, SeatTest, session_containers, sha256, podman
 
@@ -140,19 +142,35 @@ class FailClosed(SeatTest):
         self.assertNoContainer("fc-create")
 
     def test_duplicate_session_id_is_refused(self):
-        first = subprocess.Popen([str(LAUNCHER), "--id", "fc-dup", "--", "sleep", "5"], env=self.seat.env(),
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A second launcher of a live id is refused before it touches the first's session dir: it used
+        # to unlink the first's seccomp socket (a hostile pass). The first is held (SIGSTOP) while its
+        # socket waits for runc, the window in which that did harm.
+        session_dir = self.seat.dir / "run" / "fc-dup"
+        first = subprocess.Popen([str(LAUNCHER), "--id", "fc-dup", "--", "bash", "-c", "echo first"],
+                                 env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        held = None
         try:
-            for _ in range(100):
-                if session_containers("fc-dup", settle=0):
+            for _ in range(20000):
+                if (session_dir / "seccomp.sock").exists() or first.poll() is not None:
                     break
-                subprocess.run(["sleep", "0.05"])
+                time.sleep(0.0005)
+            held = int((session_dir / "owner").read_text().split()[0])
+            os.kill(held, signal.SIGSTOP)
+            self.assertTrue((session_dir / "seccomp.sock").exists())
             proc, record = self.seat.status("--id", "fc-dup", "--", "true")
-            self.assertEqual(proc.returncode, CODES["create_failed"])
-            self.assertIn("asbx-fc-dup", record["message"])
+            self.assertLauncherError(proc, record, "create_failed",
+                                     "--id fc-dup: a session of that id is already running on this seat (its launcher is "
+                                     f"pid {held}); nothing was created")
+            self.assertTrue((session_dir / "seccomp.sock").exists())  # the first's, left alone
+            os.kill(held, signal.SIGCONT)
+            out, err = first.communicate(timeout=60)
+            self.assertEqual((first.returncode, out), (0, b"first\n"), err)  # the first is untouched
         finally:
-            first.kill()
-            first.wait()
+            if held and first.poll() is None:
+                os.kill(held, signal.SIGCONT)
+            if first.poll() is None:
+                first.kill()
+                first.wait()
             podman("rm", "-f", "asbx-fc-dup", check=False)
 
     def test_usage_errors(self):

@@ -53,3 +53,31 @@ TEST_CASE("seat tmpfs: gc removes what a gone launcher left, nothing else") {
   CHECK_FALSE(fs::exists(run / "killed-before-create"));
   fs::remove_all(run);
 }
+
+TEST_CASE("session dir: only a live launcher other than the plan's own holds it") {
+  fs::path run = fs::temp_directory_path() / ("asbx-holder-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  LaunchPlan plan;
+  plan.session_dir = (run / "s").string();
+  plan.labels = {{"agent-sandbox.launcher-pid", "333"}, {"agent-sandbox.boot-id", "boot-1"}};
+  auto alive = [](long pid, std::int64_t started) { return (pid == 111 || pid == 333) && started == 100; };
+  fs::create_directories(run / "s");
+  CHECK(session_dir_holder(plan, alive) == 0);  // no owner
+  auto owner = [&](const char* text) { std::ofstream(run / "s" / "owner", std::ios::trunc) << text; };
+  owner("111 100 boot-1\n");
+  CHECK(session_dir_holder(plan, alive) == 111);  // another launcher, alive
+  owner("111 100 boot-0\n");
+  CHECK(session_dir_holder(plan, alive) == 0);  // of another boot
+  owner("222 100 boot-1\n");
+  CHECK(session_dir_holder(plan, alive) == 0);  // gone
+  owner("111 99 boot-1\n");
+  CHECK(session_dir_holder(plan, alive) == 0);  // its pid reused since
+  owner("333 100 boot-1\n");
+  CHECK(session_dir_holder(plan, alive) == 0);  // the plan's own (a persistent session's supervisor)
+  owner("111 100");
+  CHECK(session_dir_holder(plan, alive) == 0);  // not whole: being written by a launcher not yet past it
+  fs::create_directories(run / "s" / "tmpfs");
+  std::ofstream(run / "s" / "tmpfs" / "owner") << "111 100 boot-1\n";
+  CHECK(session_dir_holder(plan, alive) == 111);  // a gVisor session's seat tmpfs names it
+  fs::remove_all(run);
+}
