@@ -8,7 +8,9 @@ on a rootful seat today: the CONTROL, reachable), and with a test-only user name
 that owns nothing on the host: closed). The map the launcher would need (plan/userns.h: the agent's
 uid kept 1:1) does not start on podman 4.3.1's storage; `test_blocker_…` pins that blocker, and
 `test_way_on_…` the route past it measured since: the same map from a rootfs (the image's layers as a
-read-only overlay of the session's own, every mount point made by root before create).
+read-only overlay of the session's own, every mount point made by root before create), and
+`test_way_on_idmapped_…` a second, closer one: the agent a range uid too, every bind idmapped by the
+launcher itself (probes/idmap_bind.c), so that its writes still land as the owner's.
 """
 import json
 import os
@@ -180,3 +182,64 @@ class Keyring(UsernsSeatTest):
         self.assertEqual((code, out), (1, b"65534 nobody\n"), err)  # root stays read-only
         self.assertIn("Read-only file system", err)
         self.assertEqual(((self.ws / "written").stat().st_uid, (self.ws / "written").stat().st_gid), (AGENT_UID, AGENT_UID))
+
+    def idmapped_binds(self, body):
+        """Test-only, the second way on (docs/DECISIONS.md, issue 34): each bind of the body replaced by
+        an idmapped clone of its source (probes/idmap_bind.c), on-disk AGENT_UID seen as the agent's
+        range uid and every other id unmapped, at a mount point of its own."""
+        helper = self.seat.dir / "idmap_bind"
+        subprocess.run(["gcc", "-O1", "-o", str(helper), str(ROOT / "probes" / "idmap_bind.c")], check=True)
+        d = pathlib.Path(tempfile.mkdtemp(prefix="asbx-idmap-", dir="/run"))
+        self.addCleanup(os.rmdir, d)  # empty once each mount below is gone: never a recursive removal
+        mounts = []
+        for n, m in enumerate(body["mounts"]):
+            if m["type"] == "bind":
+                stage = d / str(n)
+                if os.path.isdir(m["source"]):
+                    stage.mkdir()
+                    self.addCleanup(os.rmdir, stage)
+                else:
+                    stage.touch()
+                    self.addCleanup(os.unlink, stage)
+                subprocess.run([str(helper), m["source"], str(stage), str(AGENT_UID), str(RANGE + AGENT_UID)], check=True)
+                self.addCleanup(subprocess.run, ["umount", "-l", str(stage)], check=True)
+                m = dict(m, source=str(stage))
+            mounts.append(m)
+        return dict(body, mounts=mounts)
+
+    def test_way_on_idmapped_binds_the_agent_owns_nothing_and_its_writes_land_as_the_owner(self):
+        """The map of one range (it starts on this storage: the image's layers idmapped by podman) with
+        each bind idmapped by the launcher (runc 1.1.5 has no idmap option, the kernel's mount API
+        does): the agent is a range uid that owns nothing on the host, so the host user's keyring is
+        out of reach by name and by serial; its workspace writes land as the owner's uid; the image
+        reads as root's; container root is not mapped onto the workspace at all."""
+        body = self.dry_body("./keyring", "probe", self.name, self.user_keyring)
+        code, out, err = self.run_body(self.with_map(self.idmapped_binds(body), [(0, RANGE, 65536)]))
+        self.assertEqual(code, 0, err)
+        steps = probe_lines(out)
+        self.assertEqual(steps["uid_map"], ("0", f"{RANGE} 65536;"))
+        self.assertEqual(steps["user-search"], ("ENOKEY", ""))
+        self.assertEqual(steps["session-search"], ("ENOKEY", ""))
+        self.assertEqual(steps["link-serial"], ("EACCES", ""))  # even knowing the serial
+        self.assertEqual(self.host("host-read", self.name), self.value + "\n")
+        body = self.dry_body("sh", "-c", "id -u; touch written; mkdir made; stat -c '%u %U' /usr/bin/ls written")
+        code, out, err = self.run_body(self.with_map(self.idmapped_binds(body), [(0, RANGE, 65536)]))
+        self.assertEqual((code, out), (0, b"1000\n0 root\n1000 agent\n"), err)
+        for made in (self.ws / "written", self.ws / "made"):
+            self.assertEqual((made.stat().st_uid, made.stat().st_gid), (AGENT_UID, AGENT_UID))
+        # Container root (an agent that also escalated inside) has no id on the workspace's mount: even
+        # where the mode lets anyone write, what it would create could not be owned (EOVERFLOW).
+        os.chmod(self.ws, 0o777)
+        self.addCleanup(os.chmod, self.ws, 0o755)
+        body = dict(self.dry_body("sh", "-c", "touch by-root 2>&1; mkdir by-root-dir 2>&1; true"), user="0:0")
+        code, out, err = self.run_body(self.with_map(self.idmapped_binds(body), [(0, RANGE, 65536)]))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.decode().count("Value too large for defined data type"), 2, out)
+        self.assertFalse((self.ws / "by-root").exists())
+        self.assertFalse((self.ws / "by-root-dir").exists())
+        # CONTROL: the same as the agent, where the mode allows it, works
+        body = self.dry_body("sh", "-c", "touch by-agent")
+        code, out, err = self.run_body(self.with_map(self.idmapped_binds(body), [(0, RANGE, 65536)]))
+        self.assertEqual(code, 0, err)
+        self.assertEqual((self.ws / "by-agent").stat().st_uid, AGENT_UID)
+        self.assertEqual((self.ws / "written").stat().st_uid, AGENT_UID)
