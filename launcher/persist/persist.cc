@@ -19,6 +19,7 @@
 #include "launcher/persist/channel.h"
 #include "launcher/persist/client.h"
 #include "launcher/persist/server.h"
+#include "launcher/podman/gc.h"
 #include "persist/keys.h"
 
 namespace asbx {
@@ -35,18 +36,23 @@ bool make_owned_dir(const LaunchPlan& plan) {
   throw Error(ErrorKind::internal, "cannot write " + plan.session_dir + "/owner: " + std::strerror(err) + "; nothing was started");
 }
 
-// The session's own dir, made here and nowhere else: an id in use is refused; a dir whose socket
-// answers nothing was left by a supervisor that was killed, and is cleared.
+// The session's own dir, made here and nowhere else: an id in use is refused (a persistent one's socket
+// answers; a plain one's owner names a live launcher); a dir whose socket answers nothing and whose
+// owner is gone was left by a launcher that was killed, and is cleared.
 void claim_session_dir(const LaunchPlan& plan) {
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), failed;
   if (!make_dirs(parent, &failed))
     throw Error(ErrorKind::internal, "cannot create " + failed + " for the session dir: " + std::strerror(errno));
   if (make_owned_dir(plan)) return;
   if (errno != EEXIST) throw Error(ErrorKind::internal, "cannot create " + plan.session_dir + ": " + std::strerror(errno));
+  if (long holder = session_dir_holder(plan, current_host_facts().launcher_alive))  // a live plain session's
+    throw Error(ErrorKind::usage, "--id " + plan.session_id + ": a session of that id is already running on this seat "
+                                  "(its launcher is pid " + std::to_string(holder) + "); nothing was created");
   struct stat st{};
   int answer = connect_errno(plan.attach_socket);
   if (::lstat(plan.session_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
       (answer == ECONNREFUSED || answer == ENOENT)) {
+    unmount_seat_tmpfs(plan.session_dir);  // remove_all crosses mounts: a dead session's tmpfs goes first
     std::error_code ignored;
     std::filesystem::remove_all(plan.session_dir, ignored);  // never follows links
     if (make_owned_dir(plan)) return;
