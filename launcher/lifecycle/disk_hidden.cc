@@ -62,12 +62,19 @@ struct Scan {
         return;
       }
       if (interrupt && looked % 1024 == 0 && (u.interrupted = interrupt())) return;
-      struct stat st{};
-      if (::stat((dir + "/" + n).c_str(), &st) != 0) continue;  // closed meanwhile, or not a file
-      if (st.st_nlink != 0 || std::find(devs.begin(), devs.end(), st.st_dev) == devs.end()) continue;
-      if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
-      u.bytes += static_cast<std::int64_t>(st.st_blocks) * 512, ++u.inodes;
+      held(dir + "/" + n);
     }
+  }
+
+  // One link to what a task holds (an open file, a mapping, its cwd, root or executable): counted
+  // when it has no name left on a watched filesystem. A directory removed while a task stands in it
+  // keeps every block its names once took (a directory never shrinks on ext4).
+  void held(const std::string& link) {
+    struct stat st{};
+    if (::stat(link.c_str(), &st) != 0) return;  // closed or ended meanwhile, or not a file
+    if (st.st_nlink != 0 || std::find(devs.begin(), devs.end(), st.st_dev) == devs.end()) return;
+    if (!seen.insert({st.st_dev, st.st_ino}).second) return;
+    u.bytes += static_cast<std::int64_t>(st.st_blocks) * 512, ++u.inodes;
   }
 };
 
@@ -91,8 +98,11 @@ HiddenUsage hidden_usage(const std::string& procs, const std::vector<dev_t>& dev
       if (!gone(errno)) s.fail(task);
       continue;
     }
+    s.held(proc + "/" + pid + "/exe");
     for (const auto& tid : tids) {
       if (s.done()) break;
+      s.held(task + "/" + tid + "/cwd");
+      s.held(task + "/" + tid + "/root");
       if (!shares(pid, tid, KCMP_FILES)) s.links(task + "/" + tid + "/fd", true);
       if (!shares(pid, tid, KCMP_VM)) s.links(task + "/" + tid + "/map_files", false);  // CAP_SYS_ADMIN on older kernels
     }

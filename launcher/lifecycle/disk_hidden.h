@@ -1,7 +1,8 @@
 // What a session holds on the seat's disk without a name: files deleted while open, O_TMPFILE
-// files, files kept only by a mapping (st_nlink == 0). A walk of the binds cannot see them, yet
+// files, files kept only by a mapping, a directory removed while a task stands in it (its cwd or
+// root) or an executable removed while it runs (st_nlink == 0). A walk of the binds cannot see them, yet
 // they fill the filesystem for as long as the session holds them. Every task of the container's
-// cgroup is read (/proc/<pid>/task/<tid>/fd and map_files: a thread may have its own fd table);
+// cgroup is read (/proc/<pid>/task/<tid>/fd, map_files, cwd and root: a thread may have its own fd table and cwd);
 // each unnamed inode on a watched filesystem counts once (st_blocks * 512, one inode).
 #pragma once
 #include <cstdint>

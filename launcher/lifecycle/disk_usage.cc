@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <utility>
 
@@ -32,12 +33,15 @@ TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::str
   std::set<std::pair<dev_t, ino_t>> linked;  // an inode with several names counts once
   std::int64_t asked = 0;
   auto halt = [&] { return u.interrupted || (interrupt && ++asked % 16 == 0 && (u.interrupted = interrupt())); };
-  for (std::size_t i = 0; i < dir_fds.size() && !u.interrupted; ++i)
+  for (std::size_t i = 0; i < dir_fds.size() && !u.interrupted; ++i) {
+    struct stat root{};  // the dir's own blocks: its names may be gone, a directory does not shrink
+    if (::fstat(dir_fds[i], &root) == 0) u.bytes += static_cast<std::int64_t>(root.st_blocks) * 512;
     walk_beneath(dir_fds[i], labels[i], budget, [&](const WalkEntry& e) {
       bool once = S_ISDIR(e.st.st_mode) || e.st.st_nlink < 2 || linked.insert({e.st.st_dev, e.st.st_ino}).second;
       if (once) u.bytes += static_cast<std::int64_t>(e.st.st_blocks) * 512, ++u.inodes;
       return true;
     }, halt);
+  }
   u.stopped = u.interrupted ? "" : budget.stopped;
   return u;
 }

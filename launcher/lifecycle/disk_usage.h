@@ -26,7 +26,8 @@ struct FsRoom {
 // statvfs of an open dir; free_bytes < 0 when it failed.
 FsRoom fs_room(int fd, const std::string& path);
 
-// The bytes (st_blocks * 512, a hard-linked inode once) and the entries beneath some dirs, never
+// The bytes (st_blocks * 512, a hard-linked inode once) and the entries beneath some dirs, and the
+// dirs' own blocks (a name flood grows a directory, and it keeps the blocks after), never
 // following a link, at most `max_entries` and 128 levels (then `stopped` says so and the figures
 // are a floor). `interrupt`, asked every 1024 entries, may end the walk early (`interrupted`).
 struct TreeUsage {

@@ -56,6 +56,42 @@ TEST_CASE("disk: files deleted while open and O_TMPFILE files count, named or el
   for (int fd : {named, gone, tmp, again}) ::close(fd);
 }
 
+TEST_CASE("disk: a directory removed while a thread stands in it counts, as long as it stands there") {
+  test::TempDir d;
+  d.write("procs", std::to_string(::getpid()) + "\n");
+  std::vector<dev_t> devs{dev_of(d.s())};
+  REQUIRE(::mkdir(d.s("room").c_str(), 0700) == 0);
+  HiddenUsage before = hidden_usage(d.s("procs"), devs);
+  int entered = -1, leave = 0;
+  std::thread t([&] {  // a cwd of its own (CLONE_FS), as a process's would be
+    entered = ::unshare(CLONE_FS) == 0 && ::chdir(d.s("room").c_str()) == 0 ? 1 : 0;
+    while (!__atomic_load_n(&leave, __ATOMIC_ACQUIRE)) std::this_thread::yield();
+  });
+  while (__atomic_load_n(&entered, __ATOMIC_ACQUIRE) < 0) std::this_thread::yield();
+  REQUIRE(entered == 1);
+  REQUIRE(::rmdir(d.s("room").c_str()) == 0);
+  HiddenUsage held = hidden_usage(d.s("procs"), devs);
+  __atomic_store_n(&leave, 1, __ATOMIC_RELEASE);
+  t.join();
+  CHECK(held.error.empty());
+  CHECK(held.inodes - before.inodes == 1);
+  CHECK(hidden_usage(d.s("procs"), devs).inodes == before.inodes);  // the thread is gone: nothing held
+}
+
+TEST_CASE("disk: the walk counts the blocks of the dirs it starts from (their names can be gone, the blocks stay)") {
+  test::TempDir d;
+  std::string name(200, 'n');
+  for (int i = 0; i < 3000; ++i) d.write(name + std::to_string(i), "");
+  for (int i = 0; i < 3000; ++i) REQUIRE(::unlink(d.s(name + std::to_string(i)).c_str()) == 0);
+  int fd = ::open(d.s().c_str(), O_RDONLY | O_DIRECTORY);
+  struct stat st{};
+  REQUIRE(::fstat(fd, &st) == 0);
+  TreeUsage u = tree_usage({fd}, {"top"}, 1000);
+  CHECK(u.inodes == 0);  // what is beneath
+  CHECK(u.bytes == static_cast<std::int64_t>(st.st_blocks) * 512);  // 3000 long names once: far more than a block on ext4
+  ::close(fd);
+}
+
 TEST_CASE("disk: a walk the counters press is interrupted, not left to run") {
   test::TempDir d;
   for (int i = 0; i < 3000; ++i) d.write("f" + std::to_string(i), "");
