@@ -10,6 +10,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import time
 import tempfile
@@ -169,6 +170,41 @@ class SeatTest(unittest.TestCase):
         self.assertEqual(record["message"], message)
         self.assertIn(message, proc.stderr.decode(errors="replace"))
 
+
+class HeldAtItsSocket:
+    """A session launched and stopped (SIGSTOP, its launcher) once its seccomp socket waits for runc,
+    the window in which a second launcher of its id did harm; resumed with `go()`, and at exit
+    resumed and ended if still running, its container removed."""
+
+    def __init__(self, seat, sid, script):
+        self.sid, self.session_dir, self.pid = sid, seat.dir / "run" / sid, None
+        self.proc = subprocess.Popen([str(LAUNCHER), "--id", sid, "--", "bash", "-c", script], env=seat.env(),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def __enter__(self):
+        try:
+            for _ in range(20000):
+                if (self.session_dir / "seccomp.sock").exists() or self.proc.poll() is not None:
+                    break
+                time.sleep(0.0005)
+            self.pid = int((self.session_dir / "owner").read_text().split()[0])
+            os.kill(self.pid, signal.SIGSTOP)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def go(self):
+        os.kill(self.pid, signal.SIGCONT)
+        return self.proc.communicate(timeout=60)
+
+    def __exit__(self, *exc):
+        if self.pid and self.proc.poll() is None:
+            os.kill(self.pid, signal.SIGCONT)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        podman("rm", "-f", f"asbx-{self.sid}", check=False)
 
 def peak_rss_argv(argv, report):
     """`argv` under GNU time, which writes the command's own peak RSS (KiB) to `report`.

@@ -6,7 +6,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import CODES, IMAGE, LAUNCHER, SeatTest, session_containers, sha256, podman
+from harness import CODES, IMAGE, LAUNCHER, HeldAtItsSocket, SeatTest, session_containers, sha256, podman
 
 INSIDE = r'''
 cg=/sys/fs/cgroup
@@ -145,33 +145,14 @@ class FailClosed(SeatTest):
         # A second launcher of a live id is refused before it touches the first's session dir: it used
         # to unlink the first's seccomp socket (a hostile pass). The first is held (SIGSTOP) while its
         # socket waits for runc, the window in which that did harm.
-        session_dir = self.seat.dir / "run" / "fc-dup"
-        first = subprocess.Popen([str(LAUNCHER), "--id", "fc-dup", "--", "bash", "-c", "echo first"],
-                                 env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        held = None
-        try:
-            for _ in range(20000):
-                if (session_dir / "seccomp.sock").exists() or first.poll() is not None:
-                    break
-                time.sleep(0.0005)
-            held = int((session_dir / "owner").read_text().split()[0])
-            os.kill(held, signal.SIGSTOP)
-            self.assertTrue((session_dir / "seccomp.sock").exists())
+        with HeldAtItsSocket(self.seat, "fc-dup", "echo first") as first:
             proc, record = self.seat.status("--id", "fc-dup", "--", "true")
             self.assertLauncherError(proc, record, "create_failed",
                                      "--id fc-dup: a session of that id is already running on this seat (its launcher is "
-                                     f"pid {held}); nothing was created")
-            self.assertTrue((session_dir / "seccomp.sock").exists())  # the first's, left alone
-            os.kill(held, signal.SIGCONT)
-            out, err = first.communicate(timeout=60)
-            self.assertEqual((first.returncode, out), (0, b"first\n"), err)  # the first is untouched
-        finally:
-            if held and first.poll() is None:
-                os.kill(held, signal.SIGCONT)
-            if first.poll() is None:
-                first.kill()
-                first.wait()
-            podman("rm", "-f", "asbx-fc-dup", check=False)
+                                     f"pid {first.pid}); nothing was created")
+            self.assertTrue((first.session_dir / "seccomp.sock").exists())  # the first's, left alone
+            out, err = first.go()
+            self.assertEqual((first.proc.returncode, out), (0, b"first\n"), err)  # the first is untouched
 
     def test_usage_errors(self):
         cases = [

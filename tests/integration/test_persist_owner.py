@@ -6,10 +6,9 @@ import json
 import os
 import signal
 import subprocess
-import time
 import unittest
 
-from harness import LAUNCHER, SeatTest, podman, session_containers, unavailable
+from harness import LAUNCHER, HeldAtItsSocket, SeatTest, podman, session_containers, unavailable
 from test_interactive import InteractiveSeat, session_id, wait_until
 
 
@@ -78,34 +77,16 @@ class PlainSessionOfTheId(SeatTest):
 
     def test_a_persistent_launch_of_a_live_plain_sessions_id_is_refused_and_leaves_it_whole(self):
         sid = session_id("plain-live")
-        session_dir = self.seat.dir / "run" / sid
-        first = subprocess.Popen([str(LAUNCHER), "--id", sid, "--", "bash", "-c", "echo first"], env=self.seat.env(),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        held = None
-        try:
-            for _ in range(20000):  # held while its socket waits for runc, the window the claim removed it in
-                if (session_dir / "seccomp.sock").exists() or first.poll() is not None:
-                    break
-                time.sleep(0.0005)
-            held = int((session_dir / "owner").read_text().split()[0])
-            os.kill(held, signal.SIGSTOP)
+        with HeldAtItsSocket(self.seat, sid, "echo first") as first:  # where the claim removed its socket
             status = self.seat.dir / f"{sid}.json"
             proc = self.seat.run("--id", sid, "--tty", "--persist", "--timeout", "20s", "--status-file", str(status),
                                  "--", "true", stdin=subprocess.DEVNULL, input=None)
             self.assertLauncherError(proc, json.loads(status.read_text()), "usage",
                                      f"--id {sid}: a session of that id is already running on this seat (its launcher is "
-                                     f"pid {held}); nothing was created")
-            self.assertTrue((session_dir / "seccomp.sock").exists())  # the first's, left alone
-            os.kill(held, signal.SIGCONT)
-            out, err = first.communicate(timeout=60)
-            self.assertEqual((first.returncode, out), (0, b"first\n"), err)
-        finally:
-            if held and first.poll() is None:
-                os.kill(held, signal.SIGCONT)
-            if first.poll() is None:
-                first.kill()
-                first.wait()
-            podman("rm", "-f", f"asbx-{sid}", check=False)
+                                     f"pid {first.pid}); nothing was created")
+            self.assertTrue((first.session_dir / "seccomp.sock").exists())  # the first's, left alone
+            out, err = first.go()
+            self.assertEqual((first.proc.returncode, out), (0, b"first\n"), err)
 
 
 if __name__ == "__main__":
