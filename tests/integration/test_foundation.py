@@ -1,10 +1,8 @@
 """The foundation: a contained session on the local seat, asserted from inside."""
 import json
 import os
-import signal
 import subprocess
 import tempfile
-import time
 
 from harness import CODES, IMAGE, LAUNCHER, HeldAtItsSocket, SeatTest, session_containers, sha256, podman
 
