@@ -1,7 +1,7 @@
 #include "launcher/lifecycle/disk_usage.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <utility>
@@ -30,17 +30,32 @@ TreeUsage tree_usage(const std::vector<int>& dir_fds, const std::vector<std::str
   TreeUsage u;
   WalkBudget budget;
   budget.max_entries = max_entries;
-  std::set<std::pair<dev_t, ino_t>> linked;  // an inode with several names counts once
+  struct Linked {
+    std::int64_t bytes;
+    nlink_t nlink, seen;
+  };
+  std::map<std::pair<dev_t, ino_t>, Linked> linked;  // a file with several names: once, if all are here
   std::int64_t asked = 0;
   auto halt = [&] { return u.interrupted || (interrupt && ++asked % 16 == 0 && (u.interrupted = interrupt())); };
   for (std::size_t i = 0; i < dir_fds.size() && !u.interrupted; ++i) {
     struct stat root{};  // the dir's own blocks: its names may be gone, a directory does not shrink
     if (::fstat(dir_fds[i], &root) == 0) u.bytes += static_cast<std::int64_t>(root.st_blocks) * 512;
     walk_beneath(dir_fds[i], labels[i], budget, [&](const WalkEntry& e) {
-      bool once = S_ISDIR(e.st.st_mode) || e.st.st_nlink < 2 || linked.insert({e.st.st_dev, e.st.st_ino}).second;
-      if (once) u.bytes += static_cast<std::int64_t>(e.st.st_blocks) * 512, ++u.inodes;
+      std::int64_t bytes = static_cast<std::int64_t>(e.st.st_blocks) * 512;
+      if (S_ISDIR(e.st.st_mode) || e.st.st_nlink < 2) {
+        u.bytes += bytes, ++u.inodes;
+        return true;
+      }
+      Linked& l = linked.try_emplace({e.st.st_dev, e.st.st_ino}, Linked{bytes, e.st.st_nlink, 0}).first->second;
+      l.bytes = bytes, l.nlink = e.st.st_nlink, ++l.seen;
       return true;
     }, halt);
+  }
+  // A file with a name outside these dirs is not the session's: removing its names here frees
+  // nothing, so it counts neither before nor after (else the removal would pay for new writes).
+  for (const auto& [key, l] : linked) {
+    if (l.seen >= l.nlink) u.bytes += l.bytes, ++u.inodes;
+    else u.shared_bytes += l.bytes, ++u.shared_inodes;
   }
   u.stopped = u.interrupted ? "" : budget.stopped;
   return u;

@@ -30,9 +30,12 @@ FsRoom fs_room(int fd, const std::string& path);
 // dirs' own blocks (a name flood grows a directory, and it keeps the blocks after), never
 // following a link, at most `max_entries` and 128 levels (then `stopped` says so and the figures
 // are a floor). `interrupt`, asked every 1024 entries, may end the walk early (`interrupted`).
+// A file with names outside the dirs (a hard link from a store, a local clone's objects) counts
+// in `shared_*`, not in the figures: its names here can go without freeing a byte.
 struct TreeUsage {
   std::int64_t bytes = 0;
   std::int64_t inodes = 0;
+  std::int64_t shared_bytes = 0, shared_inodes = 0;
   std::string stopped;
   bool interrupted = false;
 };

@@ -12,7 +12,7 @@ import threading
 import time
 import unittest
 
-from test_disk import AGENT_UID, MiB, OVERSHOOT, DiskSeatTest
+from test_disk import AGENT_UID, FULL_SPEED, MiB, OVERSHOOT, DiskSeatTest
 
 # Writes into a file that no longer has a name: the walk of the binds finds nothing.
 HIDDEN = "exec 3>big; rm big; dd if=/dev/zero bs=1M count={n} status=none >&3; ls -A; sleep {hold}; echo held"
@@ -221,6 +221,34 @@ class CopyBack(DiskSeatTest):
         self.assertEqual((proc.returncode, proc.stdout), (0, b"made\n"), proc.stderr)
         self.assertIn("packed-refs", rec["git"]["copied_back"])
         self.assertGreater((ws / ".git" / "packed-refs").stat().st_size, 20 * MiB)
+
+
+
+class SharedNames(DiskSeatTest):
+    """A file the owner hard-linked into the workspace from elsewhere on its filesystem (a store, a
+    local clone's objects): removing its name there frees nothing. It counted at the start, so its
+    removal paid for as much new data (a hostile pass: 314 MB held against a 10m budget, exit 0,
+    `added_bytes` negative)."""
+
+    def shared(self, name, mib):
+        ws = self.workspace(name)
+        outside = self.fs.mount / f"{name}-store.dat"
+        subprocess.run(["dd", "if=/dev/urandom", f"of={outside}", "bs=1M", f"count={mib}", "status=none"], check=True)
+        os.link(outside, ws / "data.bin")
+        return ws
+
+    def test_removing_a_name_shared_with_outside_pays_for_nothing(self):
+        ws = self.shared("s1", 260)  # more than what is written: before, the figure never reached the budget
+        proc, rec = self.session("disk-shared", ws, "rm -f data.bin; " + FULL_SPEED.format(n=200), "--disk", "10m")
+        self.assertKilledDisk(proc, rec, "budget")
+        self.assertLess(rec["disk"]["peak_bytes"], 10 * MiB + OVERSHOOT)
+
+    def test_control_the_removal_alone_and_a_small_write_run_and_are_counted_as_written(self):
+        ws = self.shared("s2", 60)
+        proc, rec = self.session("disk-shared-ok", ws, "rm -f data.bin; " + FULL_SPEED.format(n=5), "--disk", "10m")
+        self.assertEqual((proc.returncode, proc.stdout, rec["disk"]["ended"]), (0, b"wrote\n", None), proc.stderr)
+        self.assertGreaterEqual(rec["disk"]["added_bytes"], 5 * MiB)  # not 5 MiB less the 60 MiB removed
+        self.assertLess(rec["disk"]["added_bytes"], 6 * MiB)
 
 
 if __name__ == "__main__":

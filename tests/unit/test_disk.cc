@@ -168,6 +168,31 @@ TEST_CASE("disk: the walk counts blocks and entries, a hard-linked file once, ne
   ::close(fd);
 }
 
+TEST_CASE("disk: a file with a name outside the walked dirs is not counted, before or after its names here go") {
+  test::TempDir d;
+  d.write("outside", std::string(256 * 1024, 'o'));
+  REQUIRE(::mkdir(d.s("top").c_str(), 0700) == 0);
+  REQUIRE(::link(d.s("outside").c_str(), d.s("top/in").c_str()) == 0);
+  REQUIRE(::link(d.s("outside").c_str(), d.s("top/again").c_str()) == 0);
+  int fd = ::open(d.s("top").c_str(), O_RDONLY | O_DIRECTORY);
+  TreeUsage before = tree_usage({fd}, {"top"}, 1000);
+  CHECK(before.inodes == 0);
+  CHECK(before.bytes < 64 * 1024);  // the dir's own block(s)
+  CHECK(before.shared_inodes == 1);
+  CHECK(before.shared_bytes >= 256 * 1024);
+  REQUIRE(::unlink(d.s("top/in").c_str()) == 0);
+  REQUIRE(::unlink(d.s("top/again").c_str()) == 0);
+  TreeUsage after = tree_usage({fd}, {"top"}, 1000);
+  CHECK(after.bytes == before.bytes);  // nothing was freed: the figure did not drop
+  CHECK(after.shared_inodes == 0);
+  REQUIRE(::link(d.s("outside").c_str(), d.s("top/in").c_str()) == 0);
+  REQUIRE(::unlink(d.s("outside").c_str()) == 0);  // all its names here now: the session's
+  TreeUsage own = tree_usage({fd}, {"top"}, 1000);
+  CHECK(own.inodes == 1);
+  CHECK(own.bytes >= before.bytes + 256 * 1024);
+  ::close(fd);
+}
+
 TEST_CASE("disk: doctor says how the budget is kept and the room above the floor") {
   SeatConfig seat;
   DoctorCheck c = disk_check("/ws", "ext4", 3LL << 30, 60000, seat);
