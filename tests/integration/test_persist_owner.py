@@ -4,6 +4,7 @@ carries the session, and leaves it while the supervisor lives.
 """
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import unittest
@@ -36,6 +37,23 @@ class PersistentOwner(InteractiveSeat):
         self.assertIn(f"removed the session dir of {sid}: its launcher (pid {pid}) is gone and no container carries "
                       "its session", self.gc())
         self.assertFalse(self.session_dir(sid).exists())
+
+    def test_a_dead_sessions_dir_holding_a_seat_tmpfs_is_unmounted_then_cleared_for_the_claim(self):
+        # what a killed gVisor session leaves: its HOME a tmpfs mounted in its dir, its owner gone
+        sid = session_id("dead-tmpfs")
+        home = self.session_dir(sid) / "tmpfs" / "0"
+        home.mkdir(parents=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(home)]).returncode:
+            unavailable(self, "cannot mount a tmpfs (root needed)")
+        self.addCleanup(subprocess.run, ["umount", "-l", str(home)], capture_output=True)
+        (home / "left").write_text("x")
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        boot = pathlib.Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        (self.session_dir(sid) / "owner").write_text(f"{gone.pid} 1 {boot}\n")
+        self.start_detached(sid)  # refused as "already running" when the removal stopped at the mount
+        self.assertNotIn(f" {home} ", pathlib.Path("/proc/self/mountinfo").read_text())
+        self.assertFalse(home.exists())
 
 
 class OwnerUnwritable(SeatTest):
