@@ -40,7 +40,8 @@ void CanaryWatch::watch(int home_fd, const std::string& path, bool dir) {
   UniqueFd at(open_under(home_fd, path, O_PATH | O_NOFOLLOW | (dir ? O_DIRECTORY : 0), false, true));
   if (!at) fail(path, std::string("cannot open it: ") + std::strerror(errno));
   std::string proc = "/proc/self/fd/" + std::to_string(at.get());
-  int wd = ::inotify_add_watch(inotify_.get(), proc.c_str(), event_ | (dir ? IN_ONLYDIR : 0));
+  std::uint32_t mask = dir ? (event_ | IN_ONLYDIR) : event_ == IN_ACCESS ? (IN_ACCESS | IN_OPEN | IN_CLOSE) : event_;
+  int wd = ::inotify_add_watch(inotify_.get(), proc.c_str(), mask);
   if (wd < 0) fail(path, std::string("inotify_add_watch: ") + std::strerror(errno));
   watches_[wd] = {path, dir};
 }
@@ -54,8 +55,9 @@ void CanaryWatch::drain(const std::function<void(const std::string&)>& seen) {
       at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
       if (e->mask & IN_Q_OVERFLOW) seen("(events lost)");
       auto it = watches_.find(e->wd);
-      if (it == watches_.end() || !(e->mask & event_)) continue;
+      if (it == watches_.end()) continue;
       const auto& [path, dir] = it->second;
+      if (!(e->mask & event_) && (dir || !opened_for_reading(e->wd, e->mask))) continue;
       bool itself = !dir || ((e->mask & IN_ISDIR) && e->len == 0);  // a directory's, not a file's in it
       if (itself && !same_burst(e->wd)) seen(dir ? path + "/" : path);
     }
@@ -74,9 +76,19 @@ bool CanaryWatch::same_burst(int wd) {
   return same;
 }
 
+// on_read, a decoy file's opens and closes: true when an open makes two held at once.
+bool CanaryWatch::opened_for_reading(int wd, std::uint32_t mask) {
+  if (event_ != IN_ACCESS) return false;
+  int& held = held_[wd];
+  if (mask & IN_OPEN) return ++held >= 2;
+  if ((mask & IN_CLOSE) && held > 0) --held;  // a close of an open made before the watch: none counted
+  return false;
+}
+
 void CanaryWatch::disarm() {
   inotify_ = UniqueFd();
   watches_.clear();
+  held_.clear();
 }
 
 }  // namespace asbx

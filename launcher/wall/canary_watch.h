@@ -17,8 +17,10 @@ class CanaryWatch {
  public:
   // Each decoy 0600 (parents 0700), owned by uid:gid when `chown` (a root launcher), filled with
   // canary_content(path, mark). Throws Error(tripwire) naming the path.
-  // `on_read`: a decoy trips when read (a directory when listed), not when opened: under gVisor
-  // the gofer opens what the sentry only walks to (a `stat`, `ls -la ~`).
+  // `on_read` (gVisor): a decoy trips when read, or when a second open of it is held at once (a
+  // directory when listed). The gofer opens what the sentry only walks to (a `stat`, `ls -la ~`),
+  // one open held while the sentry keeps the file; an open for reading is a second one beside it
+  // (the sentry maps that one into the agent, and a mapping's reads reach no inotify).
   void arm(int home_fd, const TripwirePlan& plan, const std::string& mark, bool chown, unsigned uid, unsigned gid,
            bool on_read = false);
   int fd() const { return inotify_.get(); }  // -1 when nothing is watched
@@ -32,8 +34,10 @@ class CanaryWatch {
  private:
   void watch(int home_fd, const std::string& path, bool dir);
   bool same_burst(int wd);
+  bool opened_for_reading(int wd, std::uint32_t mask);
   static constexpr std::int64_t kBurstMs = 100;
   std::map<int, std::int64_t> last_read_ms_;  // on_read: the last read of each decoy
+  std::map<int, int> held_;                    // on_read: opens of each decoy not yet closed
   UniqueFd inotify_;
   std::uint32_t event_ = 0;  // IN_OPEN, or IN_ACCESS on_read
   std::map<int, std::pair<std::string, bool>> watches_;  // watch descriptor → path, is a directory

@@ -381,6 +381,19 @@ class Canaries(TripwireSeat):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertGreaterEqual(self.canaries(record).get(".npmrc", 0), 1)  # npm itself reads ~/.npmrc
 
+    def test_a_decoy_read_through_a_mapping_is_on_record(self):
+        """No read(2) reaches the decoy: under gVisor the sentry maps the seat's file into the agent,
+        and its pages are read by faults the seat's inotify never sees. The stat first makes gVisor's
+        gofer walk to it (an open the watch must not count)."""
+        script = ("stat -c %s ~/.ssh/id_ed25519 >/dev/null; python3 -c 'import mmap, os; "
+                  "fd = os.open(os.path.expanduser(\"~/.ssh/id_ed25519\"), os.O_RDONLY); "
+                  "print(mmap.mmap(fd, 0, prot=mmap.PROT_READ)[:10].decode())'")
+        proc, record = self.seat.status("--id", "tw-mmap", "--", "bash", "-c", script)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, b"-----BEGIN\n")
+        self.assertEqual(self.canaries(record), {".ssh/id_ed25519": 1})
+        self.assertEqual(record["tripwire"]["first"], "canary ~/.ssh/id_ed25519 opened")
+
     def test_a_stat_or_a_listing_of_home_is_no_trip(self):
         proc, record = self.seat.status("--id", "tw-stat", "--", "bash", "-c",
                                         "ls -la ~ >/dev/null; test -f ~/.aws/credentials && stat -c %a ~/.ssh/id_rsa")
