@@ -56,7 +56,8 @@ std::string as_text(const json& record, int indent) {
 // Which wall the session had (docs/ISOLATION.md).
 json isolation_record(const LaunchPlan& plan) {
   const Isolation& i = plan.isolation;
-  return {{"wall", i.wall}, {"platform", or_null(i.platform)}, {"required_by", or_null(i.required_by)}};
+  return {{"wall", i.wall}, {"platform", or_null(i.platform)}, {"required_by", or_null(i.required_by)},
+          {"sandbox_pids", i.sandbox_pids > 0 ? json(i.sandbox_pids) : json(nullptr)}};
 }
 
 }  // namespace

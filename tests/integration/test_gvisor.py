@@ -49,7 +49,8 @@ class Wall(GvisorSeat):
         lines = proc.stdout.decode().splitlines()
         self.assertEqual(lines[0], "4.4.0")  # the sentry answers, not the seat's kernel
         self.assertEqual(lines[1:3], ["1000", "x"])  # the seat tmpfs HOME is the agent's to write
-        self.assertEqual(rec["isolation"], {"wall": "gvisor", "platform": "ptrace", "required_by": "--isolation gvisor"})
+        self.assertEqual(rec["isolation"], {"wall": "gvisor", "platform": "ptrace", "required_by": "--isolation gvisor",
+                                            "sandbox_pids": 96 + 10 * 512})
         ledger = [json.loads(line) for line in self.seat.ledger.read_text().splitlines()]
         self.assertEqual(ledger[-1]["isolation"]["wall"], "gvisor")
         self.assertTrue(rec["container_removed"])
