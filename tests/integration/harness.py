@@ -54,11 +54,16 @@ RUNSC_SOCKET = os.environ.get("ASBX_RUNSC_SOCKET", "/run/agent-sandbox/podman-ru
 
 
 def gvisor_seat_lines(text):
-    if TEST_RUNTIME != "runsc" or os.geteuid() != 0 or f'socket = "{SOCKET}"' not in text:
+    if TEST_RUNTIME != "runsc" or os.geteuid() != 0 or f'\nsocket = "{SOCKET}"' not in "\n" + text:
         return ""  # a rootless seat keeps runc (gVisor refuses it: test_gvisor)
     lines = "" if "\nruntime = " in "\n" + text else 'runtime = "runsc"\n'
     lines += "" if "\nrunsc_socket = " in "\n" + text else f'runsc_socket = "{RUNSC_SOCKET}"\n'
     return lines + ("" if "\nrunsc_dir = " in "\n" + text else f'runsc_dir = "{RUNSC_DIR}"\n')
+
+
+def without_gvisor_lines(text):
+    """A seat's text made for a rootless seat: the matrix's gVisor lines out (a rootless seat keeps runc)."""
+    return "".join(l for l in text.splitlines(True) if l.split(" = ")[0] not in ("runtime", "runsc_socket", "runsc_dir"))
 
 
 def unavailable(test, why):

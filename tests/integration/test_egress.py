@@ -17,6 +17,7 @@ import tempfile
 import unittest
 
 from harness import (LAUNCHER, LOCAL_ROOTLESS_SEAT, ROOT, drop_veth_namespace, free_veth_slot, readable_copies, session_containers, unavailable,
+                     without_gvisor_lines,
                      serve_in_namespace, stop_server, veth_namespace)
 import test_agents_e2e as e2e
 
@@ -251,7 +252,7 @@ class Rootless(EgressSeat):
         launcher, credtable = readable_copies()
         ws = self.workspace("rootless")
         curl = stage_curl(ws)
-        text = self.seat.config_file.read_text()
+        text = without_gvisor_lines(self.seat.config_file.read_text())
         self.seat.write(text.replace('socket = "', 'socket = "%s"\n#' % socket, 1).replace(
             "\n[egress]", 'credtable = "%s"\nwaive_unenforced_limits = true\n%s\n[egress]' % (credtable, LOCAL_ROOTLESS_SEAT), 1))
         for path in [self.seat.dir, *self.seat.dir.rglob("*")]:

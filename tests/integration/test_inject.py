@@ -18,8 +18,9 @@ import sys
 import time
 import unittest
 
-from harness import ROOT, drop_veth_namespace, free_veth_slot, serve_in_namespace, stop_server, unavailable, veth_namespace
+from harness import GVISOR, ROOT, drop_veth_namespace, free_veth_slot, serve_in_namespace, stop_server, unavailable, veth_namespace
 import test_agents_e2e as e2e
+from test_gvisor import gvisor_seat
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
 from test_ca import TestCa  # noqa: E402
@@ -162,6 +163,9 @@ def real_values(row, real):
 class InjectSeat(e2e.AgentSeat):
     def setUp(self):
         super().setUp()
+        # inject mode is refused under gVisor (231): CopyMode.test_gvisor_refuses_inject_mode_… says so
+        if GVISOR and not getattr(getattr(self, self._testMethodName), "gvisor_too", False):
+            self.skipTest("inject mode is refused under gVisor (docs/ISOLATION.md)")
         if not shutil.which("openssl"):
             unavailable(self, "openssl(1) is not installed (scripts/setup.sh installs it)")
         self.ca = TestCa(self.seat.dir / "test-ca")
@@ -254,6 +258,31 @@ class CopyMode(InjectSeat):
                     self.assertEqual(len(held[key]), len(secret[key]))
                 self.assertEqual((held["scopes"], held["expiresAt"]), (secret["scopes"], secret["expiresAt"]))
                 self.assertNoContainer(session)
+
+    def test_gvisor_refuses_inject_mode_and_nothing_is_created(self):
+        """The end-of-session scan cannot read what lives in the sandbox's own kernel (/tmp, /dev/shm, the
+        agent's memory): an inject session under gVisor is refused before anything exists; copy mode runs."""
+        up = self.upstream("gvi")
+        for inject in (True, False):
+            with self.subTest(inject=inject):
+                self.seat.write(self.base_config + up.seat_egress(self.ca, inject))
+                gvisor_seat(self)
+                credential = self.fake_credential("gvi-%s.json" % inject, claude_real())
+                session = "inj-gvi%d-%d" % (inject, os.getpid())
+                proc, record = self.seat.status(
+                    "--id", session, "--isolation", "gvisor", "--runtime", "claude", "--credential", str(credential),
+                    "--egress", "default", "--", "true", timeout=e2e.RUN_TIMEOUT)
+                if inject:
+                    self.assertLauncherError(
+                        proc, record, "isolation_unavailable",
+                        "gVisor (runsc): a guarantee cannot hold: the end-of-session secret scan (inject mode): /tmp, "
+                        "/dev/shm and the agent's memory live in the sandbox's own kernel, out of the scan's reach "
+                        "(copy mode credentials hold); nothing was created")
+                else:
+                    self.assertEqual(proc.returncode, 0, proc.stderr.decode(errors="replace"))
+                    self.assertEqual((record["credentials"][0]["mode"], record["isolation"]["wall"]), ("copy", "gvisor"))
+                self.assertNoContainer(session)
+    test_gvisor_refuses_inject_mode_and_nothing_is_created.gvisor_too = True
 
 
 REQUEST = r"""p=$(grep -o 'sk-ant-oat01-[A-Za-z0-9_-]*' ~/.claude/.credentials.json | head -1)

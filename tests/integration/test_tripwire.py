@@ -297,7 +297,8 @@ class Flood(TripwireSeat):
         proc, record, peak = self.run_measured("tw-flood", ws, "perl %s %s 100000; echo still-here" % (flood, self.target.v4))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         out = proc.stdout.decode()
-        self.assertRegex(out, r"^refused 100000 of 100000 in [0-9.]+ s\nstill-here\n$")
+        # the sentry's select says a few refused connects were made (ISOLATION.md): the record counts each
+        self.assertRegex(out, r"^refused %s of 100000 in [0-9.]+ s\nstill-here\n$" % (r"\d+" if GVISOR else "100000"))
         entries = record["tripwire"]["network"]
         self.assertEqual(len(entries), 257)  # 256 destinations, then "(other)"
         self.assertEqual(sum(e["count"] for e in entries), 100000)
