@@ -140,8 +140,9 @@ std::string below_floor_path(const std::vector<FsRoom>& rooms, const Limits& l) 
 
 std::string disk_ended_message(const DiskEnding& e, const Limits& l) {
   std::string head = e.after_exit ? "after the agent ended: " : "killed: ";
+  const char* unnamed = " of it held open without a name (deleted files or dirs, O_TMPFILE files)";
   std::string peak = format_size(e.peak_bytes) + " in " + std::to_string(e.peak_inodes) + " inodes" +
-                     (e.hidden_bytes > 0 ? ", " + format_size(e.hidden_bytes) + " of it in files deleted while open" : "");
+                     (e.hidden_bytes > 0 ? ", " + format_size(e.hidden_bytes) + unnamed : "");
   if (e.ended == "unmeasured")
     return head + "the workspace could not be measured: " + e.stopped + "; its disk use counts as over the budget of " +
            format_size(l.disk_bytes);

@@ -64,7 +64,7 @@ class RemovedRooms(DiskSeatTest):
         proc, rec = self.session("disk-rooms", ws, HELD_ROOMS.format(rooms=3, n=25000, hold=5), "--disk", "10m")
         self.assertKilledDisk(proc, rec, "budget")
         self.assertGreaterEqual(rec["disk"]["hidden_peak_bytes"], 5 * MiB)
-        self.assertIn("of it in files deleted while open", rec["message"])
+        self.assertIn("of it held open without a name (deleted files or dirs, O_TMPFILE files)", rec["message"])
 
     def test_control_one_room_under_the_budget_runs_and_is_counted(self):
         ws = self.workspace("h2")

@@ -45,7 +45,7 @@ class Hidden(DiskSeatTest):
         d = rec["disk"]
         self.assertGreaterEqual(d["hidden_peak_bytes"], 100 * MiB, d)
         self.assertLess(d["peak_bytes"], 100 * MiB + OVERSHOOT, d)
-        self.assertIn("of it in files deleted while open", rec["message"])
+        self.assertIn("of it held open without a name (deleted files or dirs, O_TMPFILE files)", rec["message"])
         # CONTROL: no name was ever there to walk (what the watcher alone saw before: nothing added)
         self.assertEqual(proc.stdout, b"")
         self.assertEqual(os.listdir(ws), [])
@@ -88,7 +88,7 @@ class HiddenFloor(DiskSeatTest):
         self.assertKilledDisk(hidden["proc"], hidden["rec"], "floor")
         self.assertRegex(hidden["rec"]["message"],
                          rf"^killed: the session wrote on '{hidden_ws}' near the seat's disk floor of 256m / 1000 inodes "
-                         r"\(it had added \d+[kmg]? in \d+ inodes, \d+[kmg]? of it in files deleted while open; "
+                         r"\(it had added \d+[kmg]? in \d+ inodes, \d+[kmg]? of it held open without a name \(deleted files or dirs, O_TMPFILE files\); "
                          rf"\[limits\] disk_floor in {self.seat.config_file}\)$")
         self.assertEqual((proc.returncode, proc.stdout, rec["disk"]["ended"]), (0, b"fine\n", None), proc.stderr)
         self.assertGreaterEqual(self.fs.free()[0], 256 * MiB)

@@ -116,7 +116,7 @@ TEST_CASE("disk: the messages name the filesystem, the walk's stop, and an endin
   floor.hidden_bytes = 4 << 20;
   CHECK(disk_ended_message(floor, l) ==
         "killed: the session wrote on '/srv/ws/a' near the seat's disk floor of 1m / 10 inodes (it had added 5m in 3 inodes, "
-        "4m of it in files deleted while open; [limits] disk_floor in s.toml)");
+        "4m of it held open without a name (deleted files or dirs, O_TMPFILE files); [limits] disk_floor in s.toml)");
   DiskEnding deep{"unmeasured", true, "", "'w/d/d': deeper than 128 levels: not walked", 0, 130, 0, {"w"}};
   CHECK(disk_ended_message(deep, l) ==
         "after the agent ended: the workspace could not be measured: 'w/d/d': deeper than 128 levels: not walked; "
