@@ -271,6 +271,8 @@ void DiskWatch::stop() {
   auto kill = std::move(kill_);
   kill_ = nullptr;
   // The container is gone: what it left, its peak, the budget's verdict (no floor: no writer left).
+  // The filesystems once more: an allocation the kill followed is in the lowest free figure.
+  (void)read_rooms();
   walk(false, "");
   kill_ = std::move(kill);
 }
