@@ -26,7 +26,7 @@ memory_proof() {
   # shellcheck disable=SC2016
   "$launcher" --id "ceiling-mem-$$" --memory "$mem_limit" --timeout 120s --status-file "$s" \
     -- bash -c 'v=$(head -c 2G /dev/zero | tr "\0" x); echo escaped' >"$work/mem.out" 2>"$work/mem.err"
-  local rc=$? peak limit
+  local rc=$? peak limit slack
   [ -f "$s" ] || { echo "BROKEN memory: no status record (rc $rc): $(tail -2 "$work/mem.err")"; failed=1; return; }
   peak=$(field "$s" counters.memory_peak_bytes); limit=$(field "$s" limits.memory_bytes) slack=0
   # Under gVisor the cgroup's peak was seen one page past the limit: the kernel lets a task it is
