@@ -86,6 +86,11 @@ struct Isolation {
   // gvisor: the container's pids.max. The sandbox's own tasks and about ten per agent process
   // count there (measured: plan/isolation.cc), so `--pids N` still means about N processes.
   std::int64_t sandbox_pids = 0;
+  // user_namespace = "range" (plan/userns.h): each bind of plan.mounts whose source is here is
+  // handed to podman as an idmapped clone the launcher mounts at `destination` (a staging path in
+  // the session dir) before create and detaches after init. Empty: podman binds the sources.
+  std::string user_namespace = "host";
+  std::vector<Mount> idmapped_binds;
   bool operator==(const Isolation&) const = default;
 };
 

@@ -198,6 +198,7 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"tripwire", [&](const toml::node& n) { c.tripwire.mode = tripwire_mode(n, path); }},
       {"runtime", [&](const toml::node& n) { c.oci_runtime = one_of(n, path, "runtime", {"runc", "runsc"}); }},
       {"runsc_platform", [&](const toml::node& n) { c.runsc_platform = one_of(n, path, "runsc_platform", {"ptrace", "kvm"}); }},
+      {"user_namespace", [&](const toml::node& n) { c.user_namespace = one_of(n, path, "user_namespace", {"host", "range"}); }},
       {"runsc_dir", str(c.runsc_dir, "runsc_dir")},
       {"runsc_socket", str(c.runsc_socket, "runsc_socket")},
       {"tripwire_canaries", [&](const toml::node& n) { c.tripwire.canaries = tripwire_canaries(n, path); }},

@@ -28,11 +28,9 @@ bool has_option(const Mount& m, const std::string& opt) {
   return std::find(m.options.begin(), m.options.end(), opt) != m.options.end();
 }
 
-// A tmpfs the launcher writes into or reads back becomes a tmpfs on the seat, bound in: the
-// sandbox's own tmpfs is in gVisor's memory, out of the seat's reach. /tmp stays the sandbox's.
-void move_tmpfs_to_seat(LaunchPlan& plan) {
-  unsigned uid = 0, gid = 0;
-  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+}  // namespace
+
+void move_tmpfs_to_seat(LaunchPlan& plan, unsigned uid, unsigned gid) {
   int n = 0;
   for (auto& m : plan.mounts) {
     if (m.type != "tmpfs" || m.destination == "/tmp") continue;
@@ -50,6 +48,8 @@ void move_tmpfs_to_seat(LaunchPlan& plan) {
     m = Mount{"bind", seat.source, m.destination, bind_opts};
   }
 }
+
+namespace {
 
 // Debian 12's sentry refuses statx/newfstatat with AT_NO_AUTOMOUNT (EINVAL), which coreutils'
 // `ls -l` and `stat` always pass, and answers a blocking read of a host socket with EAGAIN: a
@@ -136,7 +136,9 @@ void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan
   if (!executable(shim, FileNeed::read))  // a library ld.so maps: readable is enough (the package installs it 0644)
     unavailable("its compat shim '" + shim + "' is missing (runsc_dir in " + source + "): without it `ls -l`, "
                 "`stat` and blocking reads of sockets fail inside");
-  move_tmpfs_to_seat(plan);
+  unsigned uid = 0, gid = 0;
+  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  move_tmpfs_to_seat(plan, uid, gid);
   bind_compat_shim(seat, plan);
 }
 

@@ -47,6 +47,12 @@ std::string runsc_wrapper(const SeatConfig& seat);
 void plan_isolation(const Request& req, const SeatConfig& seat, LaunchPlan& plan,
                     const std::function<bool(const std::string&, FileNeed need)>& executable);
 
+// Each tmpfs of the plan the launcher writes into or reads back (all but /tmp) becomes a tmpfs on
+// the seat (plan.isolation.seat_tmpfs, in SESSION_DIR/tmpfs/) bound in; a "U" one is owned by
+// uid:gid (the agent's ids as the seat's kernel sees them). gVisor: the sandbox's own tmpfs is out
+// of the seat's reach; a user namespace: host root cannot write into a tmpfs mounted inside it.
+void move_tmpfs_to_seat(LaunchPlan& plan, unsigned uid, unsigned gid);
+
 // Which of the plan's guarantees cannot hold under gVisor: "" when all hold, else the guarantee's
 // name and why (pure).
 std::string gvisor_refusal(const LaunchPlan& plan);

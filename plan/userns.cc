@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "plan/isolation.h"
 
 namespace asbx {
 
@@ -23,6 +24,42 @@ void plan_rootful_userns(LaunchPlan& plan) {
                                   "between 1 and " + std::to_string(kUsernsSize - 1));
   plan.uid_map = rootful_id_map(uid);
   plan.gid_map = rootful_id_map(gid);
+}
+
+void plan_range_userns(LaunchPlan& plan, const std::string& source) {
+  if (plan.rootless) return;  // keep-id: the caller's own namespace already
+  plan.isolation.user_namespace = "range";
+  if (plan.isolation.wall != "runc")
+    throw Error(ErrorKind::isolation_unavailable,
+                "gVisor (runsc): user_namespace = \"range\" in " + source +
+                    ": the sandbox does not start in a user namespace on this seat (runsc: \"error setting up "
+                    "chroot\"); nothing was created");
+  unsigned uid = 0, gid = 0;
+  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  plan.uid_map = plan.gid_map = {{0, kUsernsHostBase, kUsernsSize}};
+  HostIds host = agent_host_ids(plan);
+  if (uid == 0 || uid >= kUsernsSize || gid == 0 || gid >= kUsernsSize)
+    throw Error(ErrorKind::usage, "container user '" + plan.user + "': a session in a user namespace must run as a "
+                                  "uid:gid between 1 and " + std::to_string(kUsernsSize - 1));
+  std::size_t first_seat = plan.isolation.seat_tmpfs.size();
+  move_tmpfs_to_seat(plan, host.uid, host.gid);
+  auto on_seat = [&](const Mount& m) {
+    for (std::size_t i = first_seat; i < plan.isolation.seat_tmpfs.size(); ++i)
+      if (plan.isolation.seat_tmpfs[i].source == m.source) return true;
+    return false;
+  };
+  int n = 0;
+  for (const auto& m : plan.mounts)
+    if (m.type == "bind" && !on_seat(m))
+      plan.isolation.idmapped_binds.push_back(
+          Mount{"bind", m.source, plan.session_dir + "/tmpfs/idmap-" + std::to_string(n++), {}});
+}
+
+HostIds agent_host_ids(const LaunchPlan& plan) {
+  unsigned uid = 0, gid = 0;
+  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  if (plan.uid_map.empty()) return {uid, gid};
+  return {static_cast<unsigned>(host_id_of(plan.uid_map, uid)), static_cast<unsigned>(host_id_of(plan.gid_map, gid))};
 }
 
 std::int64_t host_id_of(const std::vector<IdMap>& map, std::int64_t container) {

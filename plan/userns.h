@@ -23,6 +23,22 @@ std::vector<IdMap> rootful_id_map(std::int64_t agent);
 // "UID:GID" → the rootful session's uid and gid maps (usage error on anything else).
 void plan_rootful_userns(LaunchPlan& plan);
 
+// user_namespace = "range" (docs/DECISIONS.md, issue 34): container ids [0, kUsernsSize) map onto
+// kUsernsHostBase + id (one range: podman's storage idmaps the image's layers for it), the tmpfs
+// mounts the launcher writes into become seat tmpfs owned by the agent's host ids, and every other
+// bind goes through an idmapped clone (on-disk agent uid/gid seen as its range ids, every other id
+// unmapped) at a staging path in the session dir: plan.isolation.idmapped_binds. Rootless plans
+// keep keep-id (unchanged). Throws isolation_unavailable for gVisor (`source`: the seat config).
+void plan_range_userns(LaunchPlan& plan, const std::string& source);
+
+// The agent's ids as the host's kernel sees them: plan.user through uid_map/gid_map (the same ids
+// when there is no map). What the launcher compares a stat against and hands its files over to.
+struct HostIds {
+  unsigned uid = 0;
+  unsigned gid = 0;
+};
+HostIds agent_host_ids(const LaunchPlan& plan);
+
 // The host id a container id lands on under `map` (-1 = unmapped: the kernel's overflow id).
 std::int64_t host_id_of(const std::vector<IdMap>& map, std::int64_t container);
 

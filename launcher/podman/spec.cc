@@ -12,10 +12,15 @@ namespace {
 
 using nlohmann::json;
 
-json mounts_json(const std::vector<Mount>& mounts) {
+// A bind the launcher idmaps (user_namespace = "range") is handed over as its staged clone.
+json mounts_json(const std::vector<Mount>& mounts, const std::vector<Mount>& idmapped) {
   json out = json::array();
-  for (const auto& m : mounts)
-    out.push_back({{"type", m.type}, {"source", m.source}, {"destination", m.destination}, {"options", m.options}});
+  for (const auto& m : mounts) {
+    std::string source = m.source;
+    for (const auto& i : idmapped)
+      if (m.type == "bind" && i.source == m.source) source = i.destination;
+    out.push_back({{"type", m.type}, {"source", source}, {"destination", m.destination}, {"options", m.options}});
+  }
   return out;
 }
 
@@ -95,10 +100,13 @@ json seccomp_plan_json(const SeccompPlan& s) {
 json isolation_json(const Isolation& i) {
   json seat_tmpfs = json::array();
   for (const auto& m : i.seat_tmpfs) seat_tmpfs.push_back({{"source", m.source}, {"destination", m.destination}, {"options", m.options}});
+  json idmapped = json::array();
+  for (const auto& m : i.idmapped_binds) idmapped.push_back({{"source", m.source}, {"staged_at", m.destination}});
   return {{"wall", i.wall}, {"oci_runtime", i.oci_runtime.empty() ? json(nullptr) : json(i.oci_runtime)},
           {"platform", i.platform.empty() ? json(nullptr) : json(i.platform)},
           {"required_by", i.required_by.empty() ? json(nullptr) : json(i.required_by)}, {"seat_tmpfs", seat_tmpfs},
-          {"sandbox_pids", i.sandbox_pids > 0 ? json(i.sandbox_pids) : json(nullptr)}};
+          {"sandbox_pids", i.sandbox_pids > 0 ? json(i.sandbox_pids) : json(nullptr)},
+          {"user_namespace", i.user_namespace}, {"idmapped_binds", idmapped}};
 }
 
 json git_plan_json(const GitPlan& g) {
@@ -130,7 +138,7 @@ json create_body(const LaunchPlan& plan) {
       {"httpproxy", false},  // podman would copy its own proxy variables in: the plan's env is all
       {"r_limits", rlimits_json(plan.limits)},
       {"resource_limits", resources_json(plan)},
-      {"mounts", mounts_json(plan.mounts)},
+      {"mounts", mounts_json(plan.mounts, plan.isolation.idmapped_binds)},
       // No copy of the agent's output in podman's storage (k8s-file would write userdata/ctr.log,
       // as large as all the agent prints): the launcher's attach is the only reader.
       {"log_configuration", {{"driver", "none"}}},
