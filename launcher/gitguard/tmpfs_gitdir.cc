@@ -16,6 +16,7 @@
 #include "base/fdio.h"
 #include "gitscan/index.h"
 #include "gitscan/refs.h"
+#include "plan/userns.h"
 
 namespace asbx {
 namespace {
@@ -74,8 +75,7 @@ GitdirFiles TmpfsGitdir::stage(const ContainerRoot& root, const LaunchPlan& plan
   if (::fstatfs(fd_.get(), &fs) != 0 || fs.f_type != TMPFS_MAGIC) unstaged(plan, "is not the tmpfs the plan mounts");
   struct stat dir{};
   if (::fstat(host_gitdir, &dir) == 0) dir_owner_ = {0, dir.st_uid, dir.st_gid, 0644};
-  unsigned uid = 0, gid = 0;
-  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  auto [uid, gid] = agent_host_ids(plan);  // the seat kernel's ids (plan/userns.h)
   GitdirFiles files;
   for (const auto& name : plan.git.copied) {
     struct stat st{};

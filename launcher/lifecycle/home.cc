@@ -11,6 +11,7 @@
 #include "credtable/lifetime.h"
 #include "base/error.h"
 #include "base/util.h"
+#include "plan/userns.h"
 
 namespace asbx {
 namespace {
@@ -53,8 +54,7 @@ void SessionHome::stage(const ContainerRoot& root, const LaunchPlan& plan) {
   if (!home_)
     throw Error(ErrorKind::internal, std::string("cannot open the container's HOME ") + kContainerHome + ": " +
                                          std::strerror(errno));
-  unsigned uid = 0, gid = 0;
-  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  auto [uid, gid] = agent_host_ids(plan);  // the seat kernel's ids (plan/userns.h)
   for (const auto& cred : plan.credentials) {
     std::string rel = relative_to_home(cred.copy_to);
     if (rel.empty()) unstaged(cred, "not under HOME");

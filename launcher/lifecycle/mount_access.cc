@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "plan/userns.h"
 
 namespace asbx {
 namespace {
@@ -57,8 +58,7 @@ void check_one(const ContainerRoot& root, const Mount& m, unsigned uid, unsigned
 }  // namespace
 
 void check_mounts_usable(const ContainerRoot& root, const LaunchPlan& plan) {
-  unsigned uid = 0, gid = 0;
-  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  auto [uid, gid] = agent_host_ids(plan);  // the seat kernel's ids (plan/userns.h)
   // gVisor's seat tmpfs binds are the launcher's own, made for the agent's user; what they stand for
   // (a tmpfs gitdir at its identical path) is reached through the same parents as the owner's binds
   // beside it, which are checked and named.

@@ -52,6 +52,22 @@ bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::
   return std::sscanf(buf, "%ld %" SCNd64 " %127s", &pid, &started, id) == 3 && pid > 0 && (boot = id, true);
 }
 
+// True when `path` is the root of a mount (an idmapped staging or a tmpfs not yet unmounted): what
+// a recursive removal must never cross (a staging is the owner's workspace).
+bool is_mount_root(const std::string& path) {
+  struct statx sx{};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) != 0) return errno != ENOENT;
+  return !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+// The entries of a session's tmpfs dir (mount points, the owner file), then the dir: one level only.
+void remove_flat(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (::rmdir(e.path().c_str()) != 0) ::unlink(e.path().c_str());
+  ::rmdir(dir.c_str());
+}
+
 }  // namespace
 
 bool write_session_owner(const std::string& path, const LaunchPlan& plan) {
@@ -107,16 +123,18 @@ void SeatTmpfs::release() {
   if (!owner_.empty()) ::unlink(owner_.c_str());
   owner_.clear();
   if (made_dir_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(made_dir_ + kTmpfsDir, ignored);
+  if (unmount_seat_tmpfs(made_dir_)) remove_flat(made_dir_ + kTmpfsDir);  // never across a mount
   ::rmdir(made_dir_.c_str());
   made_dir_.clear();
 }
 
-void unmount_seat_tmpfs(const std::string& session_dir) {
+bool unmount_seat_tmpfs(const std::string& session_dir) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
     ::umount2(e.path().c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+  for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
+    if (is_mount_root(e.path().string())) return false;
+  return true;
 }
 
 long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, std::int64_t)>& alive) {
@@ -150,7 +168,7 @@ std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_
                       : !alive(pid, started) ? "its launcher (pid " + std::to_string(pid) + ") is gone"
                                              : "";
     if (why.empty()) continue;
-    unmount_seat_tmpfs(e.path().string());
+    if (!unmount_seat_tmpfs(e.path().string())) continue;  // a mount stays: never removed across it
     std::filesystem::remove_all(e.path(), ec);  // never follows links
     out.push_back({session, started, why + " and no container carries its session"});
   }

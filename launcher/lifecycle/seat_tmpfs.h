@@ -31,8 +31,10 @@ class SeatTmpfs {
   std::string made_dir_;  // the session dir, when this object created it
 };
 
-// Lazily unmounts every seat tmpfs under SESSION_DIR/tmpfs/ (gc, before the dir is removed).
-void unmount_seat_tmpfs(const std::string& session_dir);
+// Lazily unmounts every seat tmpfs and idmapped staging under SESSION_DIR/tmpfs/ (gc, before the dir
+// is removed). False when one is still a mount: the dir must not be removed then (a staging is the
+// owner's workspace, and a recursive removal crosses mounts).
+bool unmount_seat_tmpfs(const std::string& session_dir);
 
 // The session dir's owner: the launcher's pid, the session's start and the boot, as the container's
 // labels carry them. Whoever makes the session dir writes SESSION_DIR/owner (the seccomp listener,

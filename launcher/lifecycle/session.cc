@@ -21,6 +21,7 @@
 #include "launcher/lifecycle/phase_clock.h"
 #include "launcher/lifecycle/start_checks.h"
 #include "launcher/podman/gofer.h"
+#include "launcher/lifecycle/idmap_binds.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
 #include "launcher/lifecycle/home.h"
 #include "launcher/lifecycle/mount_access.h"
@@ -65,6 +66,7 @@ class Session {
     // what it left in the workspace and the git dirs is swept and scanned (gitguard/guard.h).
     if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
     note_sweep_incomplete(result_);
+    idmap_.detach();
     seat_tmpfs_.release();  // gVisor: the launcher's pinned fds were its last readers
     result_.total_ms = steady_ms() - t0;
     return result_;
@@ -78,12 +80,14 @@ class Session {
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
     seat_tmpfs_.mount(plan_);  // gVisor: HOME and the git tmpfs on the seat, bound in (seat_tmpfs.h)
+    idmap_.stage(plan_);       // user_namespace = "range": each bind as an idmapped clone (idmap_binds.h)
     Created c = timed("create", [&] { return create(); });
     result_.container_id = c.id;
     result_.warnings = c.warnings;
     check_limits_enforced(result_, plan_);
     UniqueFd sentry_log = plan_.seccomp.sentry_log ? open_sentry_log_fifo(api_.inspect(c.id)) : UniqueFd();  // before init opens it
     timed("init", [&] { api_.init(c.id); });
+    idmap_.detach();  // the container holds its own copies now
     nlohmann::json state = timed("inspect", [&] { return api_.inspect(c.id); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
     init_.hold(pid);  // runc handed the notify fd during init: from here the recorder answers each refused call
@@ -271,6 +275,7 @@ class Session {
   CgroupMonitor monitor_;
   SessionHome home_;
   SeatTmpfs seat_tmpfs_;  // gVisor: before create, released last (after the git check)
+  IdmapBinds idmap_;      // user_namespace = "range": staged before create, detached after init
   ScratchPins scratch_;  // inject mode: /tmp and /dev/shm outlive the container for the secret scan
   GitGuard git_;
   EgressWall egress_;

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "plan/isolation.h"
+#include "plan/userns.h"
 
 namespace asbx {
 
@@ -34,8 +35,7 @@ void verify_mounts(const ContainerRoot& root, const LaunchPlan& plan) {
 }
 
 void check_command(const ContainerRoot& root, const nlohmann::json& state, const LaunchPlan& plan) {
-  unsigned uid = 0, gid = 0;
-  std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+  auto [uid, gid] = agent_host_ids(plan);  // the seat kernel's ids (plan/userns.h)
   CommandVerdict v = root.resolve_command(plan.argv[0], container_path_env(state), plan.workdir, uid, gid);
   if (v == CommandVerdict::not_found)
     throw Error(ErrorKind::command_not_found, "command not found inside the container: '" + plan.argv[0] + "'");

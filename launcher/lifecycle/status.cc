@@ -57,7 +57,8 @@ std::string as_text(const json& record, int indent) {
 json isolation_record(const LaunchPlan& plan) {
   const Isolation& i = plan.isolation;
   return {{"wall", i.wall}, {"platform", or_null(i.platform)}, {"required_by", or_null(i.required_by)},
-          {"sandbox_pids", i.sandbox_pids > 0 ? json(i.sandbox_pids) : json(nullptr)}};
+          {"sandbox_pids", i.sandbox_pids > 0 ? json(i.sandbox_pids) : json(nullptr)},
+          {"user_namespace", i.user_namespace}};
 }
 
 }  // namespace

@@ -52,9 +52,9 @@ void claim_session_dir(const LaunchPlan& plan) {
   int answer = connect_errno(plan.attach_socket);
   if (::lstat(plan.session_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
       (answer == ECONNREFUSED || answer == ENOENT)) {
-    unmount_seat_tmpfs(plan.session_dir);  // remove_all crosses mounts: a dead session's tmpfs goes first
+    // remove_all crosses mounts: a dead session's tmpfs and stagings go first, or the dir stays
     std::error_code ignored;
-    std::filesystem::remove_all(plan.session_dir, ignored);  // never follows links
+    if (unmount_seat_tmpfs(plan.session_dir)) std::filesystem::remove_all(plan.session_dir, ignored);  // never follows links
     if (make_owned_dir(plan)) return;
   }
   throw Error(ErrorKind::usage, "--id " + plan.session_id + ": a session of that id is already running on this seat (" +

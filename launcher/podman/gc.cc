@@ -149,8 +149,9 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
     return;
   }
   std::error_code ignored;
-  if (!runtime_dir.empty()) unmount_seat_tmpfs(runtime_dir + "/" + session);  // a gVisor session's HOME
-  if (!runtime_dir.empty()) std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
+  // a gVisor session's HOME, a user namespace's idmapped stagings: never removed across one still mounted
+  if (!runtime_dir.empty() && unmount_seat_tmpfs(runtime_dir + "/" + session))
+    std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
 }
 
 nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {

@@ -14,6 +14,7 @@
 #include "launcher/lifecycle/diagnostics.h"
 #include "launcher/wall/tun.h"
 #include "tripwire/answer.h"
+#include "plan/userns.h"
 
 namespace asbx {
 namespace {
@@ -58,8 +59,7 @@ void Tripwire::arm(long pid, const LaunchPlan& plan, int home_fd, std::function<
       device_ = UniqueFd(open_tripwire_device(pid));
       packet_.resize(65536);  // the largest IP packet the device can hand over
     }
-    unsigned uid = 0, gid = 0;
-    std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
+    auto [uid, gid] = agent_host_ids(plan);  // the seat kernel's ids (plan/userns.h)
     // rootless: keep-id maps us onto the agent already; gVisor: its gofer opens what is only stat'ed
     canaries_.arm(home_fd, t, mark_, !plan.rootless, uid, gid, plan.isolation.wall == "gvisor");
   } catch (const Error& e) {

@@ -1,0 +1,31 @@
+// user_namespace = "range" (plan/userns.h, docs/DECISIONS.md issue 34): runc 1.1 has no idmapped
+// mounts, so the launcher makes them. Before create each bind of plan.isolation.idmapped_binds is
+// cloned (open_tree), idmapped (mount_setattr with a user namespace that maps the agent's on-disk
+// uid and gid onto its range ids and nothing else) and moved to its staging path in
+// SESSION_DIR/tmpfs/, which the create body names as the source. After init the container holds its
+// own copies: detach() unmounts every staging, so nothing of the owner's tree stays mounted in the
+// session dir (gc's unmount_seat_tmpfs detaches what a killed launcher left, before any removal).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "base/plan.h"
+
+namespace asbx {
+
+class IdmapBinds {
+ public:
+  IdmapBinds() = default;
+  IdmapBinds(const IdmapBinds&) = delete;
+  IdmapBinds& operator=(const IdmapBinds&) = delete;
+  ~IdmapBinds() { detach(); }
+  // Throws Error(isolation_unavailable) naming the bind and the step that failed (a filesystem
+  // that cannot be idmapped: NFS, FUSE, ...); every staging made so far is gone then.
+  void stage(const LaunchPlan& plan);
+  void detach();
+
+ private:
+  std::vector<std::string> staged_;
+};
+
+}  // namespace asbx
