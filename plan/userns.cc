@@ -34,6 +34,13 @@ void plan_range_userns(LaunchPlan& plan, const std::string& source) {
                 "gVisor (runsc): user_namespace = \"range\" in " + source +
                     ": the sandbox does not start in a user namespace on this seat (runsc: \"error setting up "
                     "chroot\"); nothing was created");
+  // A namespace podman did not make is the seat's user namespace's: runc cannot mount a sysfs of the
+  // container's own in it and binds the seat's /sys (its interfaces, every cgroup) in instead.
+  if (plan.network.rfind("ns:", 0) == 0 || plan.network.rfind("container:", 0) == 0)
+    throw Error(ErrorKind::isolation_unavailable,
+                "user namespace (user_namespace = \"range\" in " + source + "): network '" + plan.network +
+                    "' is a network namespace the session's user namespace does not own: the container would see the "
+                    "seat's own /sys (its interfaces, every cgroup); use none or slirp4netns; nothing was created");
   unsigned uid = 0, gid = 0;
   std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
   plan.uid_map = plan.gid_map = {{0, kUsernsHostBase, kUsernsSize}};
@@ -65,6 +72,12 @@ HostIds agent_host_ids(const LaunchPlan& plan) {
 std::int64_t host_id_of(const std::vector<IdMap>& map, std::int64_t container) {
   for (const auto& m : map)
     if (container >= m.container && container < m.container + m.size) return m.host + (container - m.container);
+  return -1;
+}
+
+std::int64_t container_id_of(const std::vector<IdMap>& map, std::int64_t host) {
+  for (const auto& m : map)
+    if (host >= m.host && host < m.host + m.size) return m.container + (host - m.host);
   return -1;
 }
 

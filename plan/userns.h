@@ -41,5 +41,7 @@ HostIds agent_host_ids(const LaunchPlan& plan);
 
 // The host id a container id lands on under `map` (-1 = unmapped: the kernel's overflow id).
 std::int64_t host_id_of(const std::vector<IdMap>& map, std::int64_t container);
+// The container id a host id is under `map` (-1 = none: the overflow id inside).
+std::int64_t container_id_of(const std::vector<IdMap>& map, std::int64_t host);
 
 }  // namespace asbx

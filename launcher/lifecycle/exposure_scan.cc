@@ -42,7 +42,7 @@ void scan_for_exposure(SessionResult& r, const LaunchPlan& plan, PodmanApi& api,
   found(scan_tree(at.home_fd, kContainerHome, values, budget));
   for (const auto& [path, fd] : at.scratch) found(scan_tree(fd.get(), path, values, budget));
   for (const auto& m : plan.mounts) {
-    if (m.type != "bind") continue;
+    if (m.type != "bind" || m.destination == kContainerHome) continue;  // a seat tmpfs HOME: scanned above
     UniqueFd dir(::open(m.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     found(scan_tree(dir.get(), m.destination, values, budget));
   }

@@ -16,7 +16,18 @@ bool allows(const struct stat& st, unsigned uid, unsigned gid, mode_t user_bits,
   return (st.st_mode & other_bits) == other_bits;
 }
 
-std::string describe(const struct stat& st) {
+// Ids as the owner knows them: a user namespace's kernel ids mapped back to the container's, and a
+// bind's own root as it is on disk (its idmapped view shows other owners as the overflow id).
+std::string describe(struct stat st, const LaunchPlan& plan, const Mount& m, bool last) {
+  struct stat disk{};
+  if (!plan.uid_map.empty() && last && ::lstat(m.source.c_str(), &disk) == 0) {
+    st.st_uid = disk.st_uid;
+    st.st_gid = disk.st_gid;
+  } else if (!plan.uid_map.empty()) {
+    std::int64_t uid = container_id_of(plan.uid_map, st.st_uid), gid = container_id_of(plan.gid_map, st.st_gid);
+    if (uid >= 0) st.st_uid = static_cast<uid_t>(uid);
+    if (gid >= 0) st.st_gid = static_cast<gid_t>(gid);
+  }
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
   return "owner " + std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) + ", mode " + mode;
@@ -36,7 +47,8 @@ bool is_workspace(const Mount& m) { return m.destination.rfind("/sandbox/workspa
                   " on the mirror); nothing was started");
 }
 
-void check_one(const ContainerRoot& root, const Mount& m, unsigned uid, unsigned gid, const std::string& user) {
+void check_one(const ContainerRoot& root, const Mount& m, unsigned uid, unsigned gid, const LaunchPlan& plan) {
+  const std::string& user = plan.user;
   std::string prefix;
   for (std::size_t at = 1; at <= m.destination.size(); ++at) {
     if (at != m.destination.size() && m.destination[at] != '/') continue;
@@ -45,13 +57,13 @@ void check_one(const ContainerRoot& root, const Mount& m, unsigned uid, unsigned
     if (!st) refuse(m, user, "cannot be looked at inside the container ('" + prefix + "')");
     bool last = at == m.destination.size();
     if (!last && !allows(*st, uid, gid, S_IXUSR, S_IXGRP, S_IXOTH))
-      refuse(m, user, "cannot be reached inside the container: '" + prefix + "' is " + describe(*st) + " there");
+      refuse(m, user, "cannot be reached inside the container: '" + prefix + "' is " + describe(*st, plan, m, false) + " there");
     if (!last) continue;
     // What git needs of it: read (and search a directory); write too when bound read-write.
     mode_t u = S_IRUSR | (m.read_only() ? 0 : S_IWUSR) | (S_ISDIR(st->st_mode) ? S_IXUSR : 0);
     if (!allows(*st, uid, gid, u, u >> 3, u >> 6))
       refuse(m, user, std::string("is not ") + (m.read_only() ? "readable" : "writable") + " by the container user (" +
-                          describe(*st) + ")");
+                          describe(*st, plan, m, true) + ")");
   }
 }
 
@@ -68,7 +80,7 @@ void check_mounts_usable(const ContainerRoot& root, const LaunchPlan& plan) {
     return false;
   };
   for (const auto& m : plan.mounts)
-    if (m.type == "bind" && !seat_tmpfs(m)) check_one(root, m, uid, gid, plan.user);
+    if (m.type == "bind" && !seat_tmpfs(m)) check_one(root, m, uid, gid, plan);
 }
 
 }  // namespace asbx

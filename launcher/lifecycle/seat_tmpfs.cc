@@ -13,6 +13,7 @@
 #include "base/beneath.h"
 #include "base/error.h"
 #include "base/util.h"
+#include "launcher/podman/gc.h"
 
 namespace asbx {
 namespace {
@@ -35,9 +36,14 @@ std::string data_of(const Mount& m) {
   return join(data, ",");
 }
 
-[[noreturn]] void refuse(const Mount& m, const std::string& step) {
+// Which wall asked for the seat tmpfs: gVisor, or a user namespace (plan/isolation.h move_tmpfs_to_seat).
+std::string wall_of(const LaunchPlan& plan) {
+  return plan.isolation.wall == "gvisor" ? "gVisor (runsc)" : "user namespace (user_namespace = \"range\")";
+}
+
+[[noreturn]] void refuse(const LaunchPlan& plan, const Mount& m, const std::string& step) {
   std::string err = errno ? std::string(": ") + std::strerror(errno) : "";
-  throw Error(ErrorKind::isolation_unavailable, "gVisor (runsc): the seat tmpfs for '" + m.destination + "' (" + m.source +
+  throw Error(ErrorKind::isolation_unavailable, wall_of(plan) + ": the seat tmpfs for '" + m.destination + "' (" + m.source +
                                                     "): " + step + err + "; nothing was started");
 }
 
@@ -96,19 +102,20 @@ void SeatTmpfs::mount(const LaunchPlan& plan) {
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), why;
   if (!make_dirs(parent, &why)) {
     errno = 0;
-    refuse(plan.isolation.seat_tmpfs.front(), why);
+    refuse(plan, plan.isolation.seat_tmpfs.front(), why);
   }
   if (::mkdir(plan.session_dir.c_str(), 0700) == 0) made_dir_ = plan.session_dir;
-  else if (errno != EEXIST) refuse(plan.isolation.seat_tmpfs.front(), "cannot create " + plan.session_dir);
+  else if (errno != EEXIST) refuse(plan, plan.isolation.seat_tmpfs.front(), "cannot create " + plan.session_dir);
+  else refuse_if_held(plan);
   std::string base = plan.session_dir + kTmpfsDir;
-  if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) refuse(plan.isolation.seat_tmpfs.front(), "mkdir " + base);
-  if (!write_session_owner(base + kOwnerFile, plan)) refuse(plan.isolation.seat_tmpfs.front(), "write " + base + kOwnerFile);
+  if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) refuse(plan, plan.isolation.seat_tmpfs.front(), "mkdir " + base);
+  if (!write_session_owner(base + kOwnerFile, plan)) refuse(plan, plan.isolation.seat_tmpfs.front(), "write " + base + kOwnerFile);
   owner_ = base + kOwnerFile;
   for (const auto& m : plan.isolation.seat_tmpfs) {
-    if (::mkdir(m.source.c_str(), 0700) != 0) refuse(m, "mkdir");
+    if (::mkdir(m.source.c_str(), 0700) != 0) refuse(plan, m, "mkdir");
     if (::mount("tmpfs", m.source.c_str(), "tmpfs", flags_of(m), data_of(m).c_str()) != 0) {
       ::rmdir(m.source.c_str());
-      refuse(m, "mount");
+      refuse(plan, m, "mount");
     }
     mounted_.push_back(m.source);
   }
@@ -135,6 +142,12 @@ bool unmount_seat_tmpfs(const std::string& session_dir) {
   for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
     if (is_mount_root(e.path().string())) return false;
   return true;
+}
+
+void refuse_if_held(const LaunchPlan& plan) {
+  if (long holder = session_dir_holder(plan, current_host_facts().launcher_alive))
+    throw Error(ErrorKind::create_failed, "--id " + plan.session_id + ": a session of that id is already running on this seat "
+                                          "(its launcher is pid " + std::to_string(holder) + "); nothing was created");
 }
 
 long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, std::int64_t)>& alive) {

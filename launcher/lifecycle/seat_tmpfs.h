@@ -50,6 +50,10 @@ bool replace_session_owner(const std::string& session_dir, const LaunchPlan& pla
 // never take over the first's sockets.
 long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
+// Throws create_failed when another live launcher holds SESSION_DIR (session_dir_holder): a second
+// launcher of an id never touches the first's dir, socket or tmpfs.
+void refuse_if_held(const LaunchPlan& plan);
+
 // A session dir that outlived both its launcher and its container (the launcher killed before its
 // create, or its container removed by another hand: no label leads gc to it).
 struct StaleSeatTmpfs {

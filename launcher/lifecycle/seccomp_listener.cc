@@ -101,9 +101,7 @@ void SeccompListener::bind(const LaunchPlan& plan) {
   if (!make_dirs(parent, &why)) refuse(path, why);
   if (::mkdir(plan.session_dir.c_str(), 0700) == 0) made_dir_ = plan.session_dir;
   else if (errno != EEXIST) refuse(path, errno_text(("mkdir " + plan.session_dir).c_str()));
-  else if (long holder = session_dir_holder(plan, current_host_facts().launcher_alive))
-    throw Error(ErrorKind::create_failed, "--id " + plan.session_id + ": a session of that id is already running on this seat "
-                                          "(its launcher is pid " + std::to_string(holder) + "); nothing was created");
+  else refuse_if_held(plan);
   if (!made_dir_.empty()) {  // gc finds the dir by it if this launcher is killed before its container exists
     if (!write_session_owner(made_dir_ + "/owner", plan)) refuse(path, errno_text(("write " + made_dir_ + "/owner").c_str()));
     owner_ = made_dir_ + "/owner";

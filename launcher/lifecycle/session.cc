@@ -39,7 +39,6 @@
 #include "base/util.h"
 
 namespace asbx {
-
 namespace {
 
 const long kCreateLockWaitMs = 60 * 1000;
@@ -66,8 +65,7 @@ class Session {
     // what it left in the workspace and the git dirs is swept and scanned (gitguard/guard.h).
     if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
     note_sweep_incomplete(result_);
-    idmap_.detach();
-    seat_tmpfs_.release();  // gVisor: the launcher's pinned fds were its last readers
+    seat_tmpfs_.release();  // its last readers were the launcher's pinned fds; a staging left is detached too
     result_.total_ms = steady_ms() - t0;
     return result_;
   }
@@ -99,9 +97,7 @@ class Session {
     watch_cgroup(pid);
     timed("checks", [&] { before_start(pid, state); });
     // The baseline of what the session may add, and the watcher (launcher/lifecycle/disk_watch.h).
-    timed("disk_baseline", [&] {
-      disk_.arm(monitor_.location().freezer, monitor_.location().version, [this] { init_.kill(); });
-    });
+    timed("disk_baseline", [&] { disk_.arm(monitor_.location().freezer, monitor_.location().version, [this] { init_.kill(); }); });
   }
 
   // Rootless creates of one user take turns (launcher/podman/create_lock.h: libsubid is not thread-safe).
@@ -113,8 +109,7 @@ class Session {
     return api_.create(create_body(plan_));
   }
 
-  // After init the container's cgroup exists and its first process is there; the
-  // counters must be read while it lives (podman deletes it before /wait returns).
+  // After init the container's cgroup and first process exist: read the counters while it lives (podman deletes it before /wait returns).
   void watch_cgroup(long pid) {
     std::string why = pid > 0 ? monitor_.start(pid, result_.container_id) : "podman reported no process for the initialised container";
     if (!why.empty()) result_.warnings.push_back("no kill attribution for this session: " + why);

@@ -1,6 +1,7 @@
 #include "launcher/lifecycle/start_checks.h"
 
 #include <cstdio>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "plan/isolation.h"
@@ -25,7 +26,12 @@ void verify_mounts(const ContainerRoot& root, const LaunchPlan& plan) {
   for (const auto& m : plan.mounts) {
     if (m.type != "bind" || m.source_ino == 0) continue;
     auto st = root.stat_no_symlinks(m.destination);
-    if (st && st->st_dev == m.source_dev && st->st_ino == m.source_ino) continue;
+    // An idmapped staging pinned the validated inode before create; its path must still name it, as
+    // every walk, sweep and check after the session reads the path (user_namespace = "range").
+    struct stat host{};
+    bool path_kept = plan.isolation.idmapped_binds.empty() ||
+                     (::lstat(m.source.c_str(), &host) == 0 && host.st_dev == m.source_dev && host.st_ino == m.source_ino);
+    if (st && st->st_dev == m.source_dev && st->st_ino == m.source_ino && path_kept) continue;
     bool ws = m.source == plan.git.workspace.path;
     throw Error(ws ? ErrorKind::workspace_rejected : ErrorKind::git_unmountable,
                 "'" + m.source + "' mounted at '" + m.destination +

@@ -66,6 +66,9 @@ TEST_CASE("user namespace: a range seat's session is one range; HOME is the agen
   CHECK(body["idmappings"]["GIDMap"] == body["idmappings"]["UIDMap"]);
   CHECK(body["user"] == "1000:1000");  // the agent's id inside is unchanged
   CHECK(agent_host_ids(p).uid == 0x70000000 + 1000);
+  CHECK(container_id_of(p.uid_map, 0x70000000) == 0);  // what a message names: the container's ids
+  CHECK(container_id_of(p.uid_map, 0x70000000 + 65535) == 65535);
+  CHECK(container_id_of(p.uid_map, 1000) == -1);
   CHECK(p.isolation.user_namespace == "range");
   REQUIRE(p.isolation.seat_tmpfs.size() == 1);
   CHECK(p.isolation.seat_tmpfs[0].options ==
@@ -115,6 +118,13 @@ TEST_CASE("user namespace: gVisor in one is refused, and the key is checked") {
                 ErrorKind::isolation_unavailable,
                 "gVisor (runsc): user_namespace = \"range\" in /etc/seat.toml: the sandbox does not start in a user "
                 "namespace on this seat (runsc: \"error setting up chroot\"); nothing was created");
+  Request joined = request();
+  joined.network = "ns:/run/netns/work";
+  check_refused([&] { build_plan(joined, seat("user_namespace = \"range\"\n"), user(0), facts()); },
+                ErrorKind::isolation_unavailable,
+                "user namespace (user_namespace = \"range\" in /etc/seat.toml): network 'ns:/run/netns/work' is a "
+                "network namespace the session's user namespace does not own: the container would see the seat's own "
+                "/sys (its interfaces, every cgroup); use none or slirp4netns; nothing was created");
   check_refused([] { seat("user_namespace = \"auto\"\n"); }, ErrorKind::config,
                 "/etc/seat.toml:2: user_namespace must be \"host\" or \"range\"");
 }
