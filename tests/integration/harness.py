@@ -53,9 +53,20 @@ RUNSC_DIR = BUILD / "libexec" / "agent-sandbox"
 RUNSC_SOCKET = os.environ.get("ASBX_RUNSC_SOCKET", "/run/agent-sandbox/podman-runsc.sock")
 
 
+# ASBX_TEST_USERNS=range: every rootful test seat gives its sessions a user namespace of their own
+# (user_namespace = "range", docs/DECISIONS.md issue 34); the suites that prove the guarantees run
+# again that way (scripts/userns-matrix.sh, the userns_matrix_short test).
+TEST_USERNS = os.environ.get("ASBX_TEST_USERNS", "host")
+RANGE_USERNS = TEST_USERNS == "range" and os.geteuid() == 0
+
+
 def gvisor_seat_lines(text):
-    if TEST_RUNTIME != "runsc" or os.geteuid() != 0 or f'\nsocket = "{SOCKET}"' not in "\n" + text:
-        return ""  # a rootless seat keeps runc (gVisor refuses it: test_gvisor)
+    if os.geteuid() != 0 or f'\nsocket = "{SOCKET}"' not in "\n" + text:
+        return ""  # a rootless seat keeps runc (gVisor refuses it: test_gvisor) and keep-id
+    if TEST_USERNS == "range" and "\nuser_namespace = " not in "\n" + text and 'runtime = "runsc"' not in text:
+        return 'user_namespace = "range"\n'  # a test's own gVisor seat stays one (gVisor in a range: refused)
+    if TEST_RUNTIME != "runsc":
+        return ""
     lines = "" if "\nruntime = " in "\n" + text else 'runtime = "runsc"\n'
     lines += "" if "\nrunsc_socket = " in "\n" + text else f'runsc_socket = "{RUNSC_SOCKET}"\n'
     return lines + ("" if "\nrunsc_dir = " in "\n" + text else f'runsc_dir = "{RUNSC_DIR}"\n')
@@ -63,7 +74,7 @@ def gvisor_seat_lines(text):
 
 def without_gvisor_lines(text):
     """A seat's text made for a rootless seat: the matrix's gVisor lines out (a rootless seat keeps runc)."""
-    return "".join(l for l in text.splitlines(True) if l.split(" = ")[0] not in ("runtime", "runsc_socket", "runsc_dir"))
+    return "".join(l for l in text.splitlines(True) if l.split(" = ")[0] not in ("runtime", "runsc_socket", "runsc_dir", "user_namespace"))
 
 
 def unavailable(test, why):
@@ -192,7 +203,10 @@ class HeldAtItsSocket:
                 if (self.session_dir / "seccomp.sock").exists() or self.proc.poll() is not None:
                     break
                 time.sleep(0.0005)
-            self.pid = int((self.session_dir / "owner").read_text().split()[0])
+            # the seat tmpfs's owner file when the seat tmpfs made the dir (gVisor, a user namespace)
+            owner = self.session_dir / "owner"
+            owner = owner if owner.exists() else self.session_dir / "tmpfs" / "owner"
+            self.pid = int(owner.read_text().split()[0])
             os.kill(self.pid, signal.SIGSTOP)
         except BaseException:
             self.__exit__()

@@ -15,7 +15,7 @@ import tempfile
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, SOCKET, peak_rss_argv, peak_rss_bytes, removals_done
+from harness import CODES, LAUNCHER, RANGE_USERNS, SOCKET, peak_rss_argv, peak_rss_bytes, removals_done
 from probe_seat import ProbeSeat, RootlessProbeSeat
 from test_seccomp import REFUSED, STILL_WORKS, control_run, table
 
@@ -163,8 +163,14 @@ class Recorded(ProbeSeat):
         (run / "screc-nolistener").write_text("in the way\n")  # where the session dir would be
         proc, record = self.probe("screc-nolistener", "--", "true")
         path = run / "screc-nolistener" / "seccomp.sock"
-        self.assertLauncherError(proc, record, "seccomp_unavailable",
-                                 "the seccomp recorder's socket %s: bind: Not a directory; nothing was started" % path)
+        if RANGE_USERNS:  # the seat tmpfs, made first, finds the session dir unusable
+            self.assertLauncherError(proc, record, "isolation_unavailable",
+                                     "user namespace (user_namespace = \"range\"): the seat tmpfs for '/sandbox/home' "
+                                     f"({run}/screc-nolistener/tmpfs/0): mkdir {run}/screc-nolistener/tmpfs: Not a "
+                                     "directory; nothing was started")
+        else:
+            self.assertLauncherError(proc, record, "seccomp_unavailable",
+                                     "the seccomp recorder's socket %s: bind: Not a directory; nothing was started" % path)
         self.assertNoContainer("screc-nolistener")
         self.assertEqual(sorted(p.name for p in run.glob("*")), ["screc-nolistener"])
 

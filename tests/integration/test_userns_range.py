@@ -1,0 +1,190 @@
+"""A rootful session in a user namespace of its own (seat `user_namespace = "range"`, docs/DECISIONS.md
+issue 34), through the launcher itself: every container id on 0x70000000 + id (owning nothing on the
+host), every bind an idmapped clone the launcher stages before create and detaches after init, HOME
+and the git tmpfs seat tmpfs owned by the agent's range ids. Met as the host user and the workspace's
+owner meet it: the owner's keyring, the files the agent leaves, the mounts on the seat, a killed
+launcher's stagings (a recursive removal across one would delete the owner's workspace).
+"""
+import json
+import os
+import pathlib
+import secrets
+import signal
+import subprocess
+import time
+
+from harness import LAUNCHER, RUNSC_DIR, SeatTest, session_containers, unavailable
+
+ROOT = pathlib.Path(__file__).resolve().parent
+AGENT_UID = 1000
+RANGE = 0x70000000
+AS_HOST_USER = ["setpriv", "--reuid", str(AGENT_UID), "--regid", str(AGENT_UID), "--clear-groups"]
+
+
+def staged_mounts(seat):
+    """The seat's mounts that are a user namespace's idmapped stagings (SESSION_DIR/tmpfs/idmap-N)."""
+    return [line.split()[4] for line in pathlib.Path("/proc/self/mountinfo").read_text().splitlines()
+            if line.split()[4].startswith(str(seat.dir) + "/") and "/tmpfs/idmap-" in line.split()[4]]
+
+
+class RangeSeatTest(SeatTest):
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            unavailable(self, "a rootful seat's user namespace: its tests run as root")
+        text = self.seat.config_file.read_text()
+        if "\nuser_namespace = " not in "\n" + text:
+            self.seat.config_file.write_text('user_namespace = "range"\n' + text)
+        self.ws = self.seat.workspaces / "ws"
+        self.ws.mkdir()
+        (self.ws / "sentinel").write_text("the owner's\n")
+        for p in (self.ws, self.ws / "sentinel"):
+            os.chown(p, AGENT_UID, AGENT_UID)
+
+    def session(self, sid, *argv, **kw):
+        return self.seat.status("--id", sid, "--workspace", str(self.ws), "--", *argv, **kw)
+
+    def assertNothingStaged(self, sid):
+        self.assertEqual(staged_mounts(self.seat), [])
+        self.assertFalse((self.seat.dir / "run" / sid).exists(), "a session dir was left")
+
+
+class RangeSeat(RangeSeatTest):
+    def test_the_agent_owns_nothing_on_the_host_and_its_writes_land_as_the_owner(self):
+        proc, rec = self.session("ur-basic", "sh", "-c", 'cat /proc/self/uid_map; id -u; touch written; mkdir made; '
+                                 'echo x > "$HOME/h"; stat -c "%u" "$HOME/h" /usr/bin/ls sentinel; cat sentinel; '
+                                 'git init -q repo && git -C repo -c user.name=a -c user.email=a@b commit -q '
+                                 '--allow-empty -m one && echo committed')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.decode().splitlines()
+        self.assertEqual(lines[0].split(), ["0", str(RANGE), "65536"])
+        self.assertEqual(lines[1:], ["1000", "1000", "0", "1000", "the owner's", "committed"])
+        for made in ("written", "made", "repo/.git/HEAD", "repo/.git/objects"):
+            st = (self.ws / made).stat()
+            self.assertEqual((st.st_uid, st.st_gid), (AGENT_UID, AGENT_UID), made)
+        self.assertEqual(rec["isolation"]["user_namespace"], "range")
+        self.assertTrue(rec["container_removed"])
+        self.assertNothingStaged("ur-basic")
+
+    def test_the_host_users_keyring_is_out_of_reach(self):
+        probe = self.ws / "keyring"
+        subprocess.run(["gcc", "-static", "-O1", "-o", str(probe), str(ROOT / "probes" / "keyring.c")], check=True)
+        os.chown(probe, AGENT_UID, AGENT_UID)
+        host = lambda *a: subprocess.run(AS_HOST_USER + [str(probe), *a], capture_output=True, text=True,
+                                         check=True).stdout
+        name, value = "asbx-ur-" + secrets.token_hex(4), "host-secret-" + secrets.token_hex(4)
+        serial = host("host-add", name, value).split("user_keyring=")[1].strip()
+        self.addCleanup(host, "host-remove", name)
+        proc, rec = self.session("ur-keyring", "./keyring", "probe", name, serial)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn(value, proc.stdout.decode())
+        self.assertNotIn(" ok", "".join(l for l in proc.stdout.decode().splitlines(True) if not l.startswith("uid_map")))
+        self.assertEqual(host("host-read", name), value + "\n")
+        self.assertGreater(rec["seccomp"]["calls"].get("keyctl", 0), 0)  # refused by the profile too, on record
+
+    def test_no_staging_stays_mounted_once_the_container_runs(self):
+        ready = self.ws / "ready"
+        p = subprocess.Popen([str(LAUNCHER), "--id", "ur-live", "--workspace", str(self.ws), "--", "sh", "-c",
+                              "touch ready; sleep 30"], env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            until = time.monotonic() + 60
+            while not ready.exists() and p.poll() is None and time.monotonic() < until:
+                time.sleep(0.05)
+            self.assertTrue(ready.exists(), p.stderr.read() if p.poll() is not None else "no ready file")
+            self.assertEqual(staged_mounts(self.seat), [])
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=60)
+        self.assertEqual(session_containers("ur-live"), [])
+
+    def test_a_launcher_killed_with_its_binds_staged_leaves_gc_nothing_to_harm(self):
+        sid = "ur-killed"
+        session_dir = self.seat.dir / "run" / sid
+        p = subprocess.Popen([str(LAUNCHER), "--id", sid, "--workspace", str(self.ws), "--", "true"],
+                             env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            for _ in range(40000):  # the stagings are mounted from before create until after init
+                if (session_dir / "seccomp.sock").exists() or p.poll() is not None:
+                    break
+                time.sleep(0.0005)
+            os.kill(p.pid, signal.SIGKILL)
+        finally:
+            p.communicate()
+        self.assertNotEqual(staged_mounts(self.seat), [], "the launcher was not caught with its binds staged")
+        gc = self.seat.run("gc")
+        self.assertEqual(gc.returncode, 0, gc.stderr)
+        self.assertEqual((self.ws / "sentinel").read_text(), "the owner's\n")
+        self.assertEqual(staged_mounts(self.seat), [])
+        self.assertFalse(session_dir.exists())
+        self.assertNoContainer(sid)
+
+    def test_a_workspace_that_cannot_be_idmapped_is_refused_and_nothing_is_created(self):
+        fuse = self.seat.workspaces / "fuse"
+        parts = [self.seat.dir / n for n in ("lower", "upper", "work")]
+        for d in parts + [fuse]:
+            d.mkdir()
+        opts = "lowerdir={},upperdir={},workdir={}".format(*parts)
+        subprocess.run(["fuse-overlayfs", "-o", opts, str(fuse)], check=True, capture_output=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", str(fuse)], check=False)
+        os.chown(fuse, AGENT_UID, AGENT_UID)
+        proc, rec = self.seat.status("--id", "ur-fuse", "--workspace", str(fuse), "--", "true")
+        self.assertLauncherError(proc, rec, "isolation_unavailable",
+                                 f"user namespace (user_namespace = \"range\"): the bind of '{fuse}': its filesystem "
+                                 "cannot be idmapped (mount_setattr): Invalid argument; nothing was started")
+        self.assertNoContainer("ur-fuse")
+        self.assertNothingStaged("ur-fuse")
+
+    def test_gvisor_in_it_is_refused_before_anything_is_created(self):
+        self.seat.config_file.write_text(f'runsc_dir = "{RUNSC_DIR}"\n' + self.seat.config_file.read_text())
+        proc, rec = self.seat.status("--id", "ur-gvisor", "--isolation", "gvisor", "--workspace", str(self.ws), "--", "true")
+        self.assertLauncherError(proc, rec, "isolation_unavailable",
+                                 f"gVisor (runsc): user_namespace = \"range\" in {self.seat.config_file}: the sandbox "
+                                 "does not start in a user namespace on this seat (runsc: \"error setting up chroot\"); "
+                                 "nothing was created")
+        self.assertNoContainer("ur-gvisor")
+        self.assertNothingStaged("ur-gvisor")
+
+
+HOARD = """
+import os, socket, time
+a, b = socket.socketpair()
+fd = os.open("/dev/null", os.O_RDONLY)
+for _ in range(6):
+    socket.send_fds(a, [b"x"], [fd] * 250)  # 1 500 files in flight, never received
+open("ready", "w").close()
+time.sleep(60)
+"""
+SEND_ONE = ("import os, socket; a, b = socket.socketpair(); "
+            "socket.send_fds(a, [b'x'], [os.open('/dev/null', os.O_RDONLY)]); print('sent')")
+
+
+class KernelAccounts(RangeSeatTest):
+    """Per-user kernel accounts the seat's uid 1000 shares with an agent whose kernel uid is 1000
+    (docs/THREATS.md): files in flight over unix sockets count against the *user*, and past the
+    sender's RLIMIT_NOFILE every SCM_RIGHTS send of that user fails (ETOOMANYREFS)."""
+
+    def host_user_sends_a_file_while_the_agent_hoards(self, sid):
+        ready = self.ws / "ready"
+        p = subprocess.Popen([str(LAUNCHER), "--id", sid, "--workspace", str(self.ws), "--", "python3", "-c", HOARD],
+                             env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            until = time.monotonic() + 60
+            while not ready.exists() and p.poll() is None and time.monotonic() < until:
+                time.sleep(0.05)
+            self.assertTrue(ready.exists(), "the hoard did not start")
+            return subprocess.run(AS_HOST_USER + ["sh", "-c", 'ulimit -n 1024; exec python3 -c "$0"', SEND_ONE],
+                                  capture_output=True, text=True)
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=60)
+
+    def test_an_agent_in_a_range_does_not_spend_the_host_users_files_in_flight(self):
+        sent = self.host_user_sends_a_file_while_the_agent_hoards("ur-inflight")
+        self.assertEqual((sent.returncode, sent.stdout), (0, "sent\n"), sent.stderr)
+
+    def test_control_an_agent_that_is_host_uid_1000_does(self):
+        self.seat.config_file.write_text('user_namespace = "host"\n' +
+                                         self.seat.config_file.read_text().replace('user_namespace = "range"\n', ""))
+        sent = self.host_user_sends_a_file_while_the_agent_hoards("ur-inflight-control")
+        self.assertNotEqual(sent.returncode, 0)
+        self.assertIn("Too many references", sent.stderr)
