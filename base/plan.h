@@ -91,6 +91,9 @@ struct Isolation {
   // the session dir) before create and detaches after init. Empty: podman binds the sources.
   std::string user_namespace = "host";
   std::vector<Mount> idmapped_binds;
+  // user_namespace = "range" joining a network namespace podman did not make: runc binds the seat's
+  // /sys in (it cannot mount the container's own sysfs there), so /sys is masked whole.
+  bool mask_sys = false;
   bool operator==(const Isolation&) const = default;
 };
 

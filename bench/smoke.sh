@@ -21,6 +21,7 @@ declare -A SMOKE=(
   [levers.sh]="$bench/levers.sh --runs 1"
   [disk_watch.py]="$bench/disk_watch.py --build $ASBX_BUILD --runs 1 --seconds 1"
   [gvisor.sh]="env ASBX_BENCH_ROWS=start,git_status_1000,npm_install_local,codex_turn $bench/gvisor.sh 1 1000"
+  [userns.sh]="$bench/userns.sh 1 1000"
   [sentry_log.sh]="env ASBX_BENCH_ROWS=start,refused_keyctl $bench/sentry_log.sh $ASBX_BUILD 1 1000"
 )
 

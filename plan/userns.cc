@@ -35,12 +35,8 @@ void plan_range_userns(LaunchPlan& plan, const std::string& source) {
                     ": the sandbox does not start in a user namespace on this seat (runsc: \"error setting up "
                     "chroot\"); nothing was created");
   // A namespace podman did not make is the seat's user namespace's: runc cannot mount a sysfs of the
-  // container's own in it and binds the seat's /sys (its interfaces, every cgroup) in instead.
-  if (plan.network.rfind("ns:", 0) == 0 || plan.network.rfind("container:", 0) == 0)
-    throw Error(ErrorKind::isolation_unavailable,
-                "user namespace (user_namespace = \"range\" in " + source + "): network '" + plan.network +
-                    "' is a network namespace the session's user namespace does not own: the container would see the "
-                    "seat's own /sys (its interfaces, every cgroup); use none or slirp4netns; nothing was created");
+  // container's own there and binds the seat's /sys (its interfaces, every cgroup) in; it is masked.
+  plan.isolation.mask_sys = plan.network.rfind("ns:", 0) == 0 || plan.network.rfind("container:", 0) == 0;
   unsigned uid = 0, gid = 0;
   std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
   plan.uid_map = plan.gid_map = {{0, kUsernsHostBase, kUsernsSize}};

@@ -165,6 +165,7 @@ json create_body(const LaunchPlan& plan) {
   // Host-wide kernel facts, masked beyond podman's own list (seccomp/masked_paths.h).
   body["mask"] = json::array();
   for (const auto& m : kernel_paths_masked()) body["mask"].push_back(m.path);
+  if (plan.isolation.mask_sys) body["mask"].push_back("/sys");  // the seat's own, bound in (plan/userns.h)
   // The project's profile (seccomp/table.h), written by the launcher before create.
   if (!plan.seccomp.path.empty()) body["seccomp_profile_path"] = plan.seccomp.path;
   // gVisor: the runtime podman runs for this container only (the wrapper adds runsc's flags).

@@ -203,7 +203,7 @@ class InnerSandboxRule(AgentSeat):
 class NetworkNamespace(AgentSeat):
     def test_the_namespace_reaches_the_mock_and_nothing_else(self):
         mock = self.netns("net", "true")
-        probe = ("ls /sys/class/net | tr '\\n' ,; echo; "
+        probe = ("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,; echo; "  # /sys: the seat's, masked, in a user namespace
                  "exec 3<>/dev/tcp/127.0.0.1/%d && printf 'GET /v1/models HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3; "
                  "for addr in 10.0.2.2 1.1.1.1 169.254.169.254; do "
                  "(exec 4<>/dev/tcp/$addr/80) 2>/dev/null && echo reached-$addr || echo blocked-$addr; done" % mock.port)

@@ -134,6 +134,19 @@ class RangeSeat(RangeSeatTest):
         self.assertNoContainer("ur-fuse")
         self.assertNothingStaged("ur-fuse")
 
+    def test_a_joined_network_namespace_gets_no_view_of_the_seats_sys(self):
+        """A namespace podman did not make is the seat's user namespace's: runc binds the seat's /sys in
+        (its interfaces, every cgroup hierarchy); the launcher masks /sys whole there."""
+        name = "asbx-ur-" + secrets.token_hex(3)
+        subprocess.run(["ip", "netns", "add", name], check=True)
+        self.addCleanup(subprocess.run, ["ip", "netns", "del", name], check=False)
+        probe = "ls -A /sys; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; ls /sys/class/net 2>&1 >/dev/null | wc -l"
+        proc, rec = self.seat.status("--id", "ur-netns", "--network", "ns:/run/netns/" + name, "--", "sh", "-c", probe)
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"lo\n1\n"), proc.stderr)  # /sys empty, only lo
+        # CONTROL: the same session in a namespace of its own (podman's) has a sysfs of its own
+        proc, rec = self.seat.status("--id", "ur-ownns", "--", "sh", "-c", "ls /sys/class/net")
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"lo\ntripwire0\n"), proc.stderr)
+
     def test_gvisor_in_it_is_refused_before_anything_is_created(self):
         self.seat.config_file.write_text(f'runsc_dir = "{RUNSC_DIR}"\n' + self.seat.config_file.read_text())
         proc, rec = self.seat.status("--id", "ur-gvisor", "--isolation", "gvisor", "--workspace", str(self.ws), "--", "true")
