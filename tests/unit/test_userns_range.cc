@@ -11,6 +11,7 @@
 #include "plan/build_plan.h"
 #include "plan/config.h"
 #include "plan/userns.h"
+#include "tests/unit/plan_fixtures.h"
 
 using namespace asbx;
 using nlohmann::json;
@@ -18,20 +19,17 @@ using nlohmann::json;
 namespace {
 
 UserFacts user(unsigned uid) {
-  UserFacts u;
-  u.uid = uid;
-  u.gid = uid;
-  u.name = uid == 0 ? "root" : "seat";
-  u.home = uid == 0 ? "/root" : "/home/seat";
-  u.xdg_runtime_dir = uid == 0 ? "" : "/run/user/1500";
+  UserFacts u = test::root_user();
+  if (uid == 0) return u;
+  u.uid = u.gid = uid;
+  u.name = "seat";
+  u.home = "/home/seat";
+  u.xdg_runtime_dir = "/run/user/1500";
   return u;
 }
 
 SessionFacts facts() {
-  SessionFacts f;
-  f.now_unix = 1700000000;
-  f.pid = 4242;
-  f.boot_id = "boot-1";
+  SessionFacts f = test::fixed_facts();
   f.executable = [](const std::string&, FileNeed) { return true; };
   return f;
 }
@@ -49,13 +47,7 @@ SeatConfig seat(const std::string& text, unsigned uid = 0) {
 }
 
 void check_refused(const std::function<void()>& f, ErrorKind kind, const std::string& message) {
-  try {
-    f();
-    FAIL("not refused");
-  } catch (const Error& e) {
-    CHECK(e.kind() == kind);
-    CHECK(std::string(e.what()) == message);
-  }
+  CHECK(test::error_of(f, kind) == message);
 }
 
 }  // namespace
