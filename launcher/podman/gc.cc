@@ -149,8 +149,7 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
     return;
   }
   std::error_code ignored;
-  // a gVisor session's HOME, a user namespace's idmapped stagings: never removed across one still mounted
-  if (!runtime_dir.empty() && unmount_seat_tmpfs(runtime_dir + "/" + session))
+  if (!runtime_dir.empty() && unmount_seat_tmpfs(runtime_dir + "/" + session))  // never across a mount left
     std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
 }
 
@@ -193,7 +192,7 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     if (handed.present) why = "its remover (pid " + std::to_string(handed.pid) + ") ended before it; its record was written";
     bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
     PodmanApi& by = s.wall == "gvisor" && gvisor_api ? *gvisor_api : api;
-    if (!by.remove(s.container_id, &was_there)) {
+    if (!by.remove_retrying(s.container_id, &was_there)) {
       ++failures;
       continue;
     }

@@ -1,5 +1,7 @@
 #include "launcher/podman/podman_api.h"
 
+#include <unistd.h>
+
 #include <httplib.h>
 #include <sys/socket.h>
 
@@ -137,6 +139,14 @@ bool PodmanApi::remove(const std::string& id, bool* was_there) {
   } catch (const Error&) {
     return false;
   }
+}
+
+bool PodmanApi::remove_retrying(const std::string& id, bool* was_there) {
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    if (attempt) ::usleep(300 * 1000);
+    if (remove(id, was_there)) return true;
+  }
+  return false;
 }
 
 nlohmann::json PodmanApi::list_by_label(const std::string& label) {

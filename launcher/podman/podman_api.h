@@ -33,6 +33,9 @@ class PodmanApi {
   void kill(const std::string& id, int signal);  // best effort
   void resize(const std::string& id, int rows, int cols);
   bool remove(const std::string& id, bool* was_there = nullptr);  // force + volumes; false when it failed
+  // remove(), tried up to 4 times 300 ms apart: a forced removal of a running container races podman's
+  // own cleanup process (podman 4.3: 500 "unlinkat …/userdata/shm: device or resource busy"; gc).
+  bool remove_retrying(const std::string& id, bool* was_there = nullptr);
                                                                   // (*was_there: false on 404, gone already)
   // Containers carrying `label` (key or key=value), running or not.
   nlohmann::json list_by_label(const std::string& label);
