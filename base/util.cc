@@ -104,6 +104,15 @@ std::string random_bytes(std::size_t n) {
   }
   return out;
 }
+std::string random_hex(std::size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : random_bytes(n)) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
 std::string ascii_lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;

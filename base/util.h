@@ -47,4 +47,6 @@ std::string join(const std::vector<std::string>& parts, const std::string& separ
 namespace asbx {
 // n bytes from the kernel's CSPRNG (getrandom); throws std::runtime_error when it fails.
 std::string random_bytes(std::size_t n);
+// 2n lowercase hex digits of random_bytes(n): names nobody can guess ahead.
+std::string random_hex(std::size_t n);
 }  // namespace asbx

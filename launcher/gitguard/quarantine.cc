@@ -10,25 +10,12 @@
 #include "base/util.h"
 
 namespace asbx {
-namespace {
-
-std::string hex(const std::string& bytes) {
-  std::string out;
-  char two[3];
-  for (unsigned char c : bytes) {
-    std::snprintf(two, sizeof two, "%02x", c);
-    out += two;
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string Quarantine::open_dir() {
   if (dir_) return "";
   if (base_fd_ < 0) return "there is no directory to set it aside in";
   for (int attempt = 0; attempt < 4; ++attempt) {
-    std::string name = ".asbx-quarantine-" + hex(random_bytes(6));
+    std::string name = ".asbx-quarantine-" + random_hex(6);
     if (::mkdirat(base_fd_, name.c_str(), 0700) != 0) {
       if (errno == EEXIST) continue;  // the agent may have guessed a name: never reuse one
       return "cannot make a quarantine directory in '" + base_path_ + "': " + std::strerror(errno);
