@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
+#include "launcher/lifecycle/seccomp_file.h"
 #include "launcher/persist/commands.h"
 #include "launcher/podman/deferred_removal.h"
 #include "launcher/podman/liveness.h"
@@ -172,7 +173,10 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     if (!ledger.empty() && was_there && !handed.present) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
-  if (!runtime_dir.empty()) collect_stale_tmpfs(runtime_dir, listed, host, removed, ledger);
+  if (runtime_dir.empty()) return failures;
+  collect_stale_tmpfs(runtime_dir, listed, host, removed, ledger);
+  for (const auto& name : collect_stale_profiles(runtime_dir, host.now_unix))  // a launcher killed in its create
+    removed.push_back("removed the seccomp profile " + name + " of a launcher that is gone");
   return failures;
 }
 

@@ -8,7 +8,8 @@ import subprocess
 import time
 import uuid
 
-from harness import CODES, GVISOR, LAUNCHER, SeatTest, session_containers, unavailable
+from harness import CODES, GVISOR, LAUNCHER, RUNSC_SOCKET, SOCKET, SeatTest, session_containers, unavailable
+from test_hostile_agent import SwappingRelay
 
 # bash holds the whole stream in its own memory: the agent process itself is OOM-killed.
 AGENT_HOG = 'v=$(head -c 300M /dev/zero | tr "\\0" x); echo unreachable'
@@ -182,6 +183,33 @@ class Signals(SeatTest):
         proc = self.seat.run("--id", "lifecycle-next", "--", "true")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertNoContainer("lifecycle-orphan")
+
+    def test_sigkill_in_the_create_leaves_a_profile_that_gc_removes(self):
+        """The session's seccomp profile lives for its create; a launcher killed then left it for
+        good (a hostile pass). Held locked by its writer, it is gc's once nobody holds it and it is
+        older than a minute (launcher/lifecycle/seccomp_file.h)."""
+        upstream = RUNSC_SOCKET if GVISOR else SOCKET
+        runtime = self.seat.dir / "run"
+        seen, launcher = [], []
+        relay = SwappingRelay(self.seat.dir / "relay.sock", lambda: (
+            seen.extend(p.name for p in runtime.glob("seccomp-*")), launcher[0].kill(), launcher[0].wait()), upstream)
+        self.addCleanup(relay.close)
+        self.seat.write(self.seat.config_file.read_text().replace(f'"{upstream}"', f'"{self.seat.dir / "relay.sock"}"'))
+        launcher.append(subprocess.Popen([str(LAUNCHER), "--id", "lifecycle-profile", "--", "true"], env=self.seat.env(),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.assertEqual(launcher[0].wait(timeout=60), -signal.SIGKILL)
+        self.assertTrue(relay.fired)
+        self.assertEqual(len(seen), 1, seen)
+        profile = runtime / seen[0]
+        self.assertEqual([p.name for p in runtime.glob("seccomp-*")], seen)  # the hole: nothing removes it
+        gc = self.seat.run("gc")
+        self.assertTrue(profile.exists(), "a profile younger than a minute may be a live writer's")
+        os.utime(profile, (time.time() - 120, time.time() - 120))
+        gc = self.seat.run("gc")
+        self.assertEqual(gc.returncode, 0, gc.stderr)
+        self.assertIn(f"removed the seccomp profile {seen[0]} of a launcher that is gone\n", gc.stdout.decode())
+        self.assertEqual(list(runtime.glob("seccomp-*")), [])
+        self.assertNoContainer("lifecycle-profile")
 
     def test_gc_keeps_live_sessions(self):
         p, _ = self.start("lifecycle-live")
