@@ -58,10 +58,11 @@ struct SeatConfig {
   // podman 4.3 ignores the create body's oci_runtime (its runtime is per service): gVisor sessions
   // go to a podman service whose containers.conf makes runsc its runtime ("" = SOCKET's dir/podman-runsc.sock).
   std::string runsc_socket;
-  // Rootful runc sessions (docs/DECISIONS.md, issue 34): "host" = no user namespace (the agent's uid is
-  // the host's), "range" = one of their own, every container id in 0x70000000+ (owning nothing on
-  // the host) and every bind idmapped by the launcher so workspace writes still land as the owner.
-  std::string user_namespace = "host";
+  // Rootful sessions (docs/DECISIONS.md, issue 34): "range" = a user namespace of their own, every
+  // container id in 0x70000000+ (owning nothing on the host) and every bind idmapped by the launcher
+  // so workspace writes still land as the owner; "host" = none (the agent's uid is the host's);
+  // "" (unset) = the OCI runtime's row (plan/isolation.h: range under runc, host under runsc).
+  std::string user_namespace;
   TripwireSeat tripwire;                   // tripwire, tripwire_canaries (docs/EGRESS.md, "The tripwire")
 };
 

@@ -19,7 +19,7 @@ mkdir "$ws"
 bench_files "$ws" "$files"
 git -C "$ws" init -q && git -C "$ws" add -A && git -C "$ws" -c user.name=b -c user.email=b@b commit -qm files
 chown -R 1000:1000 "$ws"
-bench_seat_toml "$tmp/host" workspace_root="$tmp/ws" runtime_dir="$tmp/run" ledger="$tmp/ledger.jsonl"
+bench_seat_toml "$tmp/host" workspace_root="$tmp/ws" runtime_dir="$tmp/run" ledger="$tmp/ledger.jsonl" user_namespace=host
 bench_seat_toml "$tmp/range" workspace_root="$tmp/ws" runtime_dir="$tmp/run" ledger="$tmp/ledger.jsonl" user_namespace=range
 as() { printf 'env XDG_CONFIG_HOME=%s %s --workspace %s -- ' "$tmp/$1" "$ASBX_BUILD/agent-sandbox" "$ws"; }
 cli="podman --url unix://$ASBX_SOCKET run --rm --network none --cap-drop=ALL --security-opt=no-new-privileges --user 1000:1000 -v $ws:/sandbox/workspaces/w -w /sandbox/workspaces/w $ASBX_IMAGE"

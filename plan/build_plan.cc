@@ -184,9 +184,10 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.argv = req.argv;
   plan.rootless = user.uid != 0;
   plan.user = container_user(user);
-  // A user namespace for rootful sessions is the seat's user_namespace = "range" (plan_range_userns,
-  // after every mount is planned); plan_rootful_userns's map (the agent's host uid kept) does not
-  // start on podman 4.3.1's storage (docs/DECISIONS.md, issue 34).
+  // A rootful session's user namespace is a range of its own unless the seat says user_namespace =
+  // "host" or its wall's row does (plan_range_userns, after every mount is planned);
+  // plan_rootful_userns's map (the agent's host uid kept) does not start on podman 4.3.1's storage
+  // (docs/DECISIONS.md, issue 34).
   plan.limits = limits_for(req, seat);
   plan.timeout_ms = req.timeout ? parse_duration_ms(*req.timeout, "--timeout") : 0;
   plan.network = req.network.value_or(seat.network);
@@ -227,7 +228,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
     return ::access(p.c_str(), need == FileNeed::execute ? X_OK : R_OK) == 0;
   });
   if (plan.rootless) plan.isolation.user_namespace = "keep-id";
-  if (seat.user_namespace == "range" && !req.pod_manifest)
+  else if (seat_user_namespace(seat, plan.isolation.wall) == "range" && !req.pod_manifest)
     plan_range_userns(plan, seat.path.empty() ? "the seat config" : seat.path);
   if (!facts.seccomp_default_path.empty())
     plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id,

@@ -65,13 +65,22 @@ void bind_compat_shim(const SeatConfig& seat, LaunchPlan& plan) {
 
 const std::vector<OciRuntimeRow>& oci_runtime_table() {
   static const std::vector<OciRuntimeRow> rows = {
-      {"runc", "runc", "", {}, ""},
+      // Every rootful runc session in a range of its own (plan/userns.h).
+      {"runc", "runc", "", {}, "", "range"},
       // network=host: the sentry uses the session's own network namespace (podman's: only lo, the
       // door, the tripwire's device); its own netstack refuses a namespace podman made.
       // oci-seccomp: the create body's seccomp profile is applied inside the sandbox too.
-      {"runsc", "gvisor", "/usr/bin/runsc", {"--network=host", "--oci-seccomp"}, "gvisor"},
+      // host: runsc does not start in a user namespace on this seat; the sentry is the wall.
+      {"runsc", "gvisor", "/usr/bin/runsc", {"--network=host", "--oci-seccomp"}, "gvisor", "host"},
   };
   return rows;
+}
+
+std::string seat_user_namespace(const SeatConfig& seat, const std::string& wall) {
+  if (!seat.user_namespace.empty()) return seat.user_namespace;
+  for (const auto& r : oci_runtime_table())
+    if (r.wall == wall) return r.user_namespace;
+  return "host";
 }
 
 const OciRuntimeRow& oci_runtime_row(const std::string& name) {

@@ -19,9 +19,12 @@ struct OciRuntimeRow {
   std::string binary;               // the runtime's own executable ("" = podman's default)
   std::vector<std::string> flags;   // what the wrapper adds (podman 4.3's runtime flags are global)
   std::string kube_runtime_class;   // the Pod's runtimeClassName ("" = none)
+  std::string user_namespace;       // a rootful seat's default (docs/DECISIONS.md, issue 34)
 };
 const std::vector<OciRuntimeRow>& oci_runtime_table();
 const OciRuntimeRow& oci_runtime_row(const std::string& name);  // throws config for an unknown name
+// A rootful session's user namespace under `wall`: the seat's user_namespace, else the wall's row's.
+std::string seat_user_namespace(const SeatConfig& seat, const std::string& wall);
 
 struct GuaranteeRow {
   std::string guarantee;

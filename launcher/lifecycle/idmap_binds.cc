@@ -18,10 +18,10 @@
 namespace asbx {
 namespace {
 
-[[noreturn]] void refuse(const std::string& what, const std::string& step, int err) {
+[[noreturn]] void refuse(const std::string& what, const std::string& step, int err, const std::string& hint = "") {
   throw Error(ErrorKind::isolation_unavailable,
               "user namespace (user_namespace = \"range\"): " + what + ": " + step +
-                  (err ? std::string(": ") + std::strerror(err) : std::string()) + "; nothing was started");
+                  (err ? std::string(": ") + std::strerror(err) : std::string()) + "; nothing was started" + hint);
 }
 
 bool put(pid_t pid, const char* file, const std::string& text) {
@@ -74,8 +74,12 @@ void IdmapBinds::stage(const LaunchPlan& plan) {
       struct mount_attr attr{};
       attr.attr_set = MOUNT_ATTR_IDMAP;
       attr.userns_fd = static_cast<std::uint64_t>(ns.get());
-      if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
-        refuse(what, errno == EINVAL ? "its filesystem cannot be idmapped (mount_setattr)" : "mount_setattr", errno);
+      if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
+        int err = errno;
+        if (err != EINVAL) refuse(what, "mount_setattr", err);
+        refuse(what, "its filesystem cannot be idmapped (mount_setattr)", err,
+               " (user_namespace = \"host\" in " + plan.waiver_source + " runs such workspaces without a user namespace of their own)");
+      }
       struct stat st{};
       if (::fstat(tree.get(), &st) != 0) refuse(what, "fstat", errno);
       int made = S_ISDIR(st.st_mode) ? ::mkdir(b.destination.c_str(), 0700)

@@ -53,18 +53,19 @@ RUNSC_DIR = BUILD / "libexec" / "agent-sandbox"
 RUNSC_SOCKET = os.environ.get("ASBX_RUNSC_SOCKET", "/run/agent-sandbox/podman-runsc.sock")
 
 
-# ASBX_TEST_USERNS=range: every rootful test seat gives its sessions a user namespace of their own
-# (user_namespace = "range", docs/DECISIONS.md issue 34); the suites that prove the guarantees run
-# again that way (scripts/userns-matrix.sh, the userns_matrix_short test).
-TEST_USERNS = os.environ.get("ASBX_TEST_USERNS", "host")
-RANGE_USERNS = TEST_USERNS == "range" and os.geteuid() == 0
+# A rootful runc seat gives its sessions a user namespace of their own unless it says
+# user_namespace = "host" (docs/DECISIONS.md issue 34). ASBX_TEST_USERNS=host: every rootful test
+# seat says so; the suites that prove the guarantees run again that way (scripts/userns-matrix.sh,
+# the userns_matrix_short test).
+TEST_USERNS = os.environ.get("ASBX_TEST_USERNS", "range")
+RANGE_USERNS = TEST_USERNS == "range" and os.geteuid() == 0 and not GVISOR
 
 
 def gvisor_seat_lines(text):
     if os.geteuid() != 0 or f'\nsocket = "{SOCKET}"' not in "\n" + text:
         return ""  # a rootless seat keeps runc (gVisor refuses it: test_gvisor) and keep-id
-    if TEST_USERNS == "range" and "\nuser_namespace = " not in "\n" + text and 'runtime = "runsc"' not in text:
-        return 'user_namespace = "range"\n'  # a test's own gVisor seat stays one (gVisor in a range: refused)
+    if TEST_USERNS == "host" and "\nuser_namespace = " not in "\n" + text and 'runtime = "runsc"' not in text:
+        return 'user_namespace = "host"\n'
     if TEST_RUNTIME != "runsc":
         return ""
     lines = "" if "\nruntime = " in "\n" + text else 'runtime = "runsc"\n'

@@ -130,7 +130,9 @@ class RangeSeat(RangeSeatTest):
         proc, rec = self.seat.status("--id", "ur-fuse", "--workspace", str(fuse), "--", "true")
         self.assertLauncherError(proc, rec, "isolation_unavailable",
                                  f"user namespace (user_namespace = \"range\"): the bind of '{fuse}': its filesystem "
-                                 "cannot be idmapped (mount_setattr): Invalid argument; nothing was started")
+                                 "cannot be idmapped (mount_setattr): Invalid argument; nothing was started "
+                                 f"(user_namespace = \"host\" in {self.seat.config_file} runs such workspaces without "
+                                 "a user namespace of their own)")
         self.assertNoContainer("ur-fuse")
         self.assertNothingStaged("ur-fuse")
 

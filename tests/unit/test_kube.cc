@@ -28,6 +28,7 @@ LaunchPlan session_plan(const std::string& network = "none") {
   r.argv = {"git", "commit", "-m", "no"};
   r.timeout = "90s";
   r.network = network;
+  r.pod_manifest = true;  // as --pod-manifest asks: the cluster gives the Pod its user namespace
   SeatConfig seat = parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user());
   LaunchPlan plan = build_plan(r, seat, root_user(), facts());
   plan.mounts.push_back({"bind", "/srv/ws/proj", "/sandbox/workspaces/proj", {"rbind", "rw", "nosuid", "nodev"}});
@@ -195,6 +196,7 @@ TEST_CASE("kube: no timeout, no deadline; no credential, no init container; no b
   Request r;
   r.id = "k2";
   r.argv = {"true"};
+  r.pod_manifest = true;
   SeatConfig seat = parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user());
   const json pod = kube_manifest(build_plan(r, seat, root_user(), facts()))[0];
   CHECK_FALSE(pod["spec"].contains("activeDeadlineSeconds"));
@@ -242,6 +244,7 @@ TEST_CASE("kube: an egress session keeps the deny-all policy, names its list and
   r.id = "k3";
   r.argv = {"true"};
   r.egress = {"api.openai.com", "*.anthropic.com"};
+  r.pod_manifest = true;
   LaunchPlan plan = build_plan(r, parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user()), root_user(), facts());
   auto docs = kube_manifest(plan);
   REQUIRE(docs.size() == 2);

@@ -29,7 +29,8 @@ Request request(std::vector<std::string> argv) {
 }  // namespace
 
 TEST_CASE("the create body pins every confinement setting") {
-  SeatConfig seat = parse_seat_config("socket = \"/s.sock\"\n", "seat.toml", root_user());
+  // A seat without a user namespace (the range's body: tests/unit/test_userns_range.cc).
+  SeatConfig seat = parse_seat_config("socket = \"/s.sock\"\nuser_namespace = \"host\"\n", "seat.toml", root_user());
   LaunchPlan plan = build_plan(request({"codex", "exec"}), seat, root_user(), plan_facts());
   json body = create_body(plan);
   CHECK(body["name"] == "asbx-t1");
@@ -40,7 +41,7 @@ TEST_CASE("the create body pins every confinement setting") {
   CHECK(body["init"] == true);
   CHECK(body["stdin"] == true);
   CHECK(body["user"] == "1000:1000");
-  CHECK_FALSE(body.contains("userns"));  // not yet: docs/DECISIONS.md, issue 34
+  CHECK_FALSE(body.contains("userns"));  // the seat said host
   CHECK_FALSE(body.contains("idmappings"));
   CHECK(body["netns"] == json({{"nsmode", "none"}}));
   CHECK(body["resource_limits"]["memory"] == json({{"limit", 12LL << 30}, {"swap", 12LL << 30}}));

@@ -10,6 +10,7 @@
 #include "launcher/podman/spec.h"
 #include "plan/build_plan.h"
 #include "plan/config.h"
+#include "plan/isolation.h"
 #include "plan/userns.h"
 #include "tests/unit/plan_fixtures.h"
 
@@ -51,6 +52,19 @@ void check_refused(const std::function<void()>& f, ErrorKind kind, const std::st
 }
 
 }  // namespace
+
+TEST_CASE("user namespace: without the key a rootful runc session gets a range, a gVisor one none (the runtime's row)") {
+  LaunchPlan runc = build_plan(request(), seat(""), user(0), facts());
+  CHECK(runc.isolation.user_namespace == "range");
+  CHECK(create_body(runc)["userns"] == json({{"nsmode", "private"}}));
+  CHECK(agent_host_ids(runc).uid == 1879049192);
+  LaunchPlan gvisor = build_plan(request("gvisor"), seat(""), user(0), facts());
+  CHECK(gvisor.isolation.user_namespace == "host");
+  CHECK_FALSE(create_body(gvisor).contains("userns"));
+  CHECK(seat_user_namespace(seat(""), "runc") == "range");
+  CHECK(seat_user_namespace(seat("user_namespace = \"host\"\n"), "runc") == "host");
+  CHECK(seat_user_namespace(seat(""), "gvisor") == "host");
+}
 
 TEST_CASE("user namespace: a range seat's session is one range; HOME is the agent's host ids' on the seat") {
   LaunchPlan p = build_plan(request(), seat("user_namespace = \"range\"\n"), user(0), facts());
@@ -98,7 +112,7 @@ TEST_CASE("user namespace: rootless keeps keep-id; a host seat and a Pod are unc
   CHECK(create_body(rootless)["userns"] == json({{"nsmode", "keep-id"}}));
   CHECK(rootless.isolation.user_namespace == "keep-id");
   CHECK(rootless.isolation.idmapped_binds.empty());
-  LaunchPlan host = build_plan(request(), seat(""), user(0), facts());
+  LaunchPlan host = build_plan(request(), seat("user_namespace = \"host\"\n"), user(0), facts());
   CHECK_FALSE(create_body(host).contains("userns"));
   CHECK(host.isolation.user_namespace == "host");
   CHECK(agent_host_ids(host).uid == 1000);
@@ -117,7 +131,7 @@ TEST_CASE("user namespace: a network namespace podman did not make gets /sys mas
   LaunchPlan own = build_plan(request(), seat("user_namespace = \"range\"\n"), user(0), facts());
   json own_mask = create_body(own)["mask"];
   CHECK(std::find(own_mask.begin(), own_mask.end(), "/sys") == own_mask.end());  // none: a sysfs of its own
-  LaunchPlan host = build_plan(joined, seat(""), user(0), facts());
+  LaunchPlan host = build_plan(joined, seat("user_namespace = \"host\"\n"), user(0), facts());
   CHECK_FALSE(host.isolation.mask_sys);
 }
 
