@@ -144,7 +144,11 @@ bool PodmanApi::remove(const std::string& id, bool* was_there) {
 bool PodmanApi::remove_retrying(const std::string& id, bool* was_there) {
   for (int attempt = 0; attempt < 4; ++attempt) {
     if (attempt) ::usleep(300 * 1000);
-    if (remove(id, was_there)) return true;
+    bool there = true;
+    if (!remove(id, &there)) continue;
+    // A 500 can come after the container went: "no such container" on a retry is this removal's own.
+    if (was_there) *was_there = attempt > 0 || there;
+    return true;
   }
   return false;
 }

@@ -35,6 +35,7 @@ class PodmanApi {
   bool remove(const std::string& id, bool* was_there = nullptr);  // force + volumes; false when it failed
   // remove(), tried up to 4 times 300 ms apart: a forced removal of a running container races podman's
   // own cleanup process (podman 4.3: 500 "unlinkat …/userdata/shm: device or resource busy"; gc).
+  // `was_there`: a retry that finds no container counts as there (the failed try had removed it).
   bool remove_retrying(const std::string& id, bool* was_there = nullptr);
                                                                   // (*was_there: false on 404, gone already)
   // Containers carrying `label` (key or key=value), running or not.
