@@ -28,6 +28,8 @@ workspace_root = "$ROOTS"
 git_roots = ["$COMMON"]
 runtime_dir = "$T/run"
 TOML
+# The test matrix's other mode: a rootful seat that says it wants no user namespace of the session's own.
+[[ ${ASBX_TEST_USERNS:-} == host && $(id -u) == 0 ]] && echo 'user_namespace = "host"' >> "$T/config/agent-sandbox/seat.toml"
 g() { git -c safe.directory='*' -c user.name=proof -c user.email=proof@x "$@"; }
 g -C "$COMMON/main" init -q -b main
 g -C "$COMMON/main" commit -q --allow-empty -m base
@@ -80,6 +82,11 @@ declare -A WANT=(
   ["$C/branches"]=ro ["$C/worktrees"]=ro ["$C/objects"]=rw ["$C/objects/info"]=ro ["$C/refs"]=rw ["$C/logs"]=rw
 )
 [ -e /proc/config.gz ] && WANT[/proc/config.gz]=rw  # masked where the kernel has it (seccomp/masked_paths.h)
+# In a user namespace of its own (a rootful seat's default) runc cannot make device nodes: podman
+# binds the six it gives every container from the seat's /dev instead.
+if grep -q '"user_namespace": "range"' "$T/status.json"; then
+  for dev in null zero full tty random urandom; do WANT[/dev/$dev]=rw; done
+fi
 declare -A SEEN=()
 while read -r _ dest mode; do
   SEEN[$dest]=$mode

@@ -33,6 +33,12 @@ std::string describe(struct stat st, const LaunchPlan& plan, const Mount& m, boo
   return "owner " + std::to_string(st.st_uid) + ":" + std::to_string(st.st_gid) + ", mode " + mode;
 }
 
+bool idmapped(const LaunchPlan& plan, const Mount& m) {
+  for (const auto& b : plan.isolation.idmapped_binds)
+    if (b.source == m.source) return true;
+  return false;
+}
+
 bool is_workspace(const Mount& m) { return m.destination.rfind("/sandbox/workspaces/", 0) == 0; }
 
 [[noreturn]] void refuse(const Mount& m, const std::string& user, const std::string& why) {
@@ -64,6 +70,11 @@ void check_one(const ContainerRoot& root, const Mount& m, unsigned uid, unsigned
     if (!allows(*st, uid, gid, u, u >> 3, u >> 6))
       refuse(m, user, std::string("is not ") + (m.read_only() ? "readable" : "writable") + " by the container user (" +
                           describe(*st, plan, m, true) + ")");
+    // An idmapped bind maps the agent's own uid and gid only, and the kernel refuses every write to an
+    // inode whose owner or group it cannot map (EACCES, whatever the mode says).
+    if (!m.read_only() && idmapped(plan, m) && (st->st_uid != uid || st->st_gid != gid))
+      refuse(m, user, "is not writable by the container user in its user namespace (" + describe(*st, plan, m, true) +
+                          "): there it writes only what its own uid and gid own");
   }
 }
 
