@@ -60,6 +60,9 @@ struct SessionFacts {
   std::map<std::string, std::string> environ;  // the launcher's environment (filtered by policy)
   std::string seccomp_default_path;  // the seat's installed podman default profile
   std::string seccomp_default;       // its content as read now ("" when unreadable: planning fails)
+  // The user namespace range the launcher claimed for this session (launcher/lifecycle/range_claim.h;
+  // 0 before a claim and in a dry run).
+  std::int64_t userns_slot = 0;
   // Is this file there and usable as NEED says (execute: runsc, its wrapper; read: the compat shim,
   // which ld.so maps and the package installs 0644)? Unset: access(2). Tests set it.
   std::function<bool(const std::string&, FileNeed need)> executable;

@@ -229,7 +229,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   });
   if (plan.rootless) plan.isolation.user_namespace = "keep-id";
   else if (seat_user_namespace(seat, plan.isolation.wall) == "range" && !req.pod_manifest)
-    plan_range_userns(plan, seat.path.empty() ? "the seat config" : seat.path);
+    plan_range_userns(plan, seat.path.empty() ? "the seat config" : seat.path, facts.userns_slot);
   if (!facts.seccomp_default_path.empty())
     plan.seccomp = plan_seccomp(facts.seccomp_default_path, facts.seccomp_default, seat.runtime_dir, plan.session_id,
                                 plan.isolation.wall, seccomp_listener(plan));

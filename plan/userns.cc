@@ -26,7 +26,7 @@ void plan_rootful_userns(LaunchPlan& plan) {
   plan.gid_map = rootful_id_map(gid);
 }
 
-void plan_range_userns(LaunchPlan& plan, const std::string& source) {
+void plan_range_userns(LaunchPlan& plan, const std::string& source, std::int64_t slot) {
   if (plan.rootless) return;  // keep-id: the caller's own namespace already
   plan.isolation.user_namespace = "range";
   if (plan.isolation.wall != "runc")
@@ -39,7 +39,10 @@ void plan_range_userns(LaunchPlan& plan, const std::string& source) {
   plan.isolation.mask_sys = plan.network.rfind("ns:", 0) == 0 || plan.network.rfind("container:", 0) == 0;
   unsigned uid = 0, gid = 0;
   std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
-  plan.uid_map = plan.gid_map = {{0, kUsernsHostBase, kUsernsSize}};
+  if (slot < 0 || slot >= kUsernsSlots)
+    throw Error(ErrorKind::internal, "user namespace range " + std::to_string(slot) + " is not one of the seat's " +
+                                         std::to_string(kUsernsSlots));
+  plan.uid_map = plan.gid_map = {{0, range_base(slot), kUsernsSize}};
   HostIds host = agent_host_ids(plan);
   if (uid == 0 || uid >= kUsernsSize || gid == 0 || gid >= kUsernsSize)
     throw Error(ErrorKind::usage, "container user '" + plan.user + "': a session in a user namespace must run as a "

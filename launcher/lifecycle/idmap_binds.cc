@@ -60,6 +60,24 @@ UniqueFd idmap_namespace(const HostIds& id, const HostIds& host) {
 
 }  // namespace
 
+std::string idmap_problem(const std::string& path) {
+  try {
+    const auto range = static_cast<unsigned>(kUsernsHostBase + 1000);  // as a session's agent 1000:1000
+    UniqueFd ns = idmap_namespace({1000, 1000}, {range, range});
+    UniqueFd tree(::open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW));
+    if (!tree) return std::string("open_tree: ") + std::strerror(errno);
+    struct mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_IDMAP;
+    attr.userns_fd = static_cast<std::uint64_t>(ns.get());
+    if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
+      return std::string(errno == EINVAL ? "its filesystem cannot be idmapped (mount_setattr): " : "mount_setattr: ") +
+             std::strerror(errno);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
 void IdmapBinds::stage(const LaunchPlan& plan) {
   if (plan.isolation.idmapped_binds.empty()) return;
   unsigned uid = 0, gid = 0;

@@ -13,6 +13,10 @@
 
 namespace asbx {
 
+// "" when a bind of `path` can be idmapped here (a clone of its mount takes MOUNT_ATTR_IDMAP; the
+// clone is dropped at once, nothing is mounted), else what failed: doctor asks it of every root.
+std::string idmap_problem(const std::string& path);
+
 class IdmapBinds {
  public:
   IdmapBinds() = default;

@@ -1,4 +1,5 @@
 #include "plan/build_plan.h"
+#include "launcher/lifecycle/range_claim.h"
 #include "plan/isolation.h"
 #include "launcher/lifecycle/local.h"
 
@@ -62,6 +63,16 @@ StdioFds capture_stdio(const Request& req) {
 // Slots live beside the seat's ledger (its state dir); see slots.h.
 std::string slot_dir(const SeatConfig& seat) { return seat.ledger.substr(0, seat.ledger.rfind('/')) + "/slots"; }
 
+// A range session's plan, made again on the range it claimed (the first plan is range 0's); same id.
+LaunchPlan plan_on_a_range(const Request& req, const SeatConfig& seat, SessionFacts& facts, const LaunchPlan& first,
+                           std::optional<RangeClaim>& range) {
+  facts.userns_slot = range.emplace().slot();
+  if (facts.userns_slot == 0) return first;
+  Request again = req;
+  again.id = first.session_id;
+  return build_plan(again, seat, current_user_facts(), facts);
+}
+
 void claim_slot(const Request& req, const SeatConfig& seat, std::optional<SlotClaim>& claim) {
   if (req.slots <= 0) return;
   claim.emplace(slot_dir(seat), static_cast<int>(req.slots));
@@ -93,10 +104,13 @@ int run_local(const Request& req, const LocalOptions& opts) {
   LaunchPlan plan;
   StdioFds io;
   std::optional<SlotClaim> claim;  // held until this process exits
+  std::optional<RangeClaim> range;  // likewise (a persistent session's supervisor inherits it)
   try {
     seat = current_seat_config();
     claim_slot(req, seat, claim);
-    plan = build_plan(req, seat, current_user_facts(), current_session_facts());
+    SessionFacts facts = current_session_facts();
+    plan = build_plan(req, seat, current_user_facts(), facts);
+    if (!req.dry_run && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req);
   } catch (const Error& e) {

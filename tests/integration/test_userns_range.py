@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from harness import LAUNCHER, RUNSC_DIR, SeatTest, session_containers, unavailable
+from harness import LAUNCHER, RUNSC_DIR, SEAT_RUN, SeatTest, session_containers, unavailable
 
 ROOT = pathlib.Path(__file__).resolve().parent
 AGENT_UID = 1000
@@ -118,6 +118,29 @@ class RangeSeat(RangeSeatTest):
         self.assertFalse(session_dir.exists())
         self.assertNoContainer(sid)
 
+    def test_a_workspace_writable_only_by_its_mode_is_refused_before_start(self):
+        """An idmapped bind maps the agent's own uid and gid only, and the kernel refuses every write to
+        an inode whose owner it cannot map (EACCES, whatever the mode). A root-owned 0777 workspace
+        would fail the agent's first write: refused up front instead."""
+        shared = self.seat.workspaces / "shared"
+        shared.mkdir()
+        shared.chmod(0o777)
+        proc, rec = self.seat.status("--id", "ur-shared", "--workspace", str(shared), "--", "touch", "x")
+        self.assertLauncherError(proc, rec, "workspace_rejected",
+                                 f"workspace '{shared}' is not writable by the container user in its user namespace "
+                                 "(owner 0:0, mode 0777): there it writes only what its own uid and gid own; the agent "
+                                 f"runs as 1000:1000: chown -R 1000:1000 '{shared}' (or make it writable for that user); "
+                                 "nothing was started")
+        self.assertFalse((shared / "x").exists())
+        self.assertNoContainer("ur-shared")
+        self.assertNothingStaged("ur-shared")
+        # CONTROL: a seat without the user namespace lets the mode decide, and the agent writes.
+        self.seat.config_file.write_text(self.seat.config_file.read_text().replace('user_namespace = "range"\n',
+                                                                                   'user_namespace = "host"\n'))
+        proc, rec = self.seat.status("--id", "ur-shared-host", "--workspace", str(shared), "--", "touch", "x")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue((shared / "x").exists())
+
     def test_a_workspace_that_cannot_be_idmapped_is_refused_and_nothing_is_created(self):
         fuse = self.seat.workspaces / "fuse"
         parts = [self.seat.dir / n for n in ("lower", "upper", "work")]
@@ -203,3 +226,85 @@ class KernelAccounts(RangeSeatTest):
         sent = self.host_user_sends_a_file_while_the_agent_hoards("ur-inflight-control")
         self.assertNotEqual(sent.returncode, 0)
         self.assertIn("Too many references", sent.stderr)
+
+
+class ConcurrentRanges(RangeSeatTest):
+    """Each live session has a range of its own (launcher/lifecycle/range_claim.h): a concurrent
+    session is hostile too, and the kernel keeps some accounts per uid (docs/THREATS.md)."""
+
+    def as_kernel_uid(self, uid, *argv):
+        return ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", *argv]
+
+    def test_a_concurrent_session_has_another_range_and_its_own_files_in_flight(self):
+        ready = self.ws / "ready"
+        hoard = HOARD.replace('open("ready", "w").close()',
+                              'open("map", "w").write(open("/proc/self/uid_map").read()); open("ready", "w").close()')
+        p = subprocess.Popen([str(LAUNCHER), "--id", "ur-hoard", "--workspace", str(self.ws), "--", "python3", "-c", hoard],
+                             env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: p.poll() is None and (p.send_signal(signal.SIGTERM), p.communicate(timeout=60)))
+        until = time.monotonic() + 60
+        while not ready.exists() and p.poll() is None and time.monotonic() < until:
+            time.sleep(0.05)
+        self.assertTrue(ready.exists(), "the hoard did not start")
+        first = int((self.ws / "map").read_text().split()[1])
+        other = self.seat.workspaces / "other"  # one session per workspace
+        other.mkdir()
+        os.chown(other, AGENT_UID, AGENT_UID)
+        proc, rec = self.seat.status("--id", "ur-second", "--workspace", str(other), "--", "sh", "-c",
+                                     'cat /proc/self/uid_map; ulimit -n 1024; exec python3 -c "$0"', SEND_ONE)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.decode().splitlines()
+        second = int(lines[0].split()[1])
+        self.assertNotEqual(first, second)
+        self.assertEqual({first, second}, {RANGE, RANGE + 65536})  # the lowest free ones
+        self.assertEqual(lines[-1], "sent")
+        # CONTROL: a process that is the hoarding agent's kernel uid, under the same limit, cannot send.
+        sent = subprocess.run(self.as_kernel_uid(first + 1000, "sh", "-c", 'ulimit -n 1024; exec python3 -c "$0"', SEND_ONE),
+                              capture_output=True, text=True)
+        self.assertNotEqual(sent.returncode, 0)
+        self.assertIn("Too many references", sent.stderr)
+
+    def test_a_range_a_live_process_has_is_never_handed_out(self):
+        """An orphan whose launcher was SIGKILLed runs on in its range until gc removes it: a host
+        process of the first range's agent uid stands in for it."""
+        holder = subprocess.Popen(self.as_kernel_uid(RANGE + 1000, "sleep", "60"))
+        self.addCleanup(lambda: (holder.kill(), holder.wait()))
+        proc, rec = self.session("ur-skip", "cat", "/proc/self/uid_map")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode().split(), ["0", str(RANGE + 65536), "65536"])
+        holder.kill()
+        holder.wait()
+        proc, rec = self.session("ur-skip-after", "cat", "/proc/self/uid_map")
+        self.assertEqual(proc.stdout.decode().split(), ["0", str(RANGE), "65536"])  # CONTROL: free again
+
+
+class Doctor(RangeSeatTest):
+    """`doctor` says, per workspace root and git root, whether binds there can be idmapped (a range
+    session on a root that cannot is refused with 231), and the remedy where they cannot."""
+
+    def user_namespace_lines(self):
+        proc = self.seat.run("doctor", "--json", exe=SEAT_RUN)
+        return [c for c in json.loads(proc.stdout)["checks"] if c["name"] == "user_namespace"]
+
+    def test_a_root_on_fuse_fails_with_the_remedy_and_a_host_seat_says_it_chose(self):
+        fuse = self.seat.dir / "fuse-root"
+        parts = [self.seat.dir / n for n in ("lower", "upper", "work")]
+        for d in parts + [fuse]:
+            d.mkdir()
+        opts = "lowerdir={},upperdir={},workdir={}".format(*parts)
+        subprocess.run(["fuse-overlayfs", "-o", opts, str(fuse)], check=True, capture_output=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", str(fuse)], check=False)
+        config = self.seat.config_file
+        config.write_text(config.read_text() + f'workspace_roots = ["{self.seat.workspaces}", "{fuse}"]\ngit_roots = []\n')
+        self.assertEqual(self.user_namespace_lines(), [
+            {"name": "user_namespace", "ok": True, "remedy": None,
+             "detail": f"{self.seat.workspaces}: binds are idmapped; each agent is a host uid that owns nothing "
+                       "(1879049192, 65536 on per concurrent session)"},
+            {"name": "user_namespace", "ok": False,
+             "detail": f"{fuse}: its filesystem cannot be idmapped (mount_setattr): Invalid argument",
+             "remedy": f'user_namespace = "host" in {config} (rootful agents are then host uid 1000), or move the '
+                       "root to a filesystem with idmapped mounts"}])
+        config.write_text(config.read_text().replace('user_namespace = "range"\n', 'user_namespace = "host"\n'))
+        self.assertEqual(self.user_namespace_lines(), [
+            {"name": "user_namespace", "ok": True, "remedy": None,
+             "detail": f"host ({config}'s choice): rootful agents are host uid 1000"}])

@@ -87,6 +87,21 @@ TEST_CASE("user namespace: a range seat's session is one range; HOME is the agen
   CHECK(p.isolation.idmapped_binds.empty());  // no workspace: nothing of the owner's is bound
 }
 
+TEST_CASE("user namespace: a session on the range it claimed (3) has that range's map, HOME owner and kernel ids") {
+  SessionFacts f = facts();
+  f.userns_slot = 3;
+  LaunchPlan p = build_plan(request(), seat(""), user(0), f);
+  const std::int64_t base = 0x70000000 + 3 * 65536;
+  CHECK(create_body(p)["idmappings"]["UIDMap"] == json::array({{{"container_id", 0}, {"host_id", base}, {"size", 65536}}}));
+  CHECK(agent_host_ids(p).uid == base + 1000);
+  CHECK(agent_host_ids(p).gid == base + 1000);
+  REQUIRE(p.isolation.seat_tmpfs.size() == 1);
+  CHECK(p.isolation.seat_tmpfs[0].options.back() == "gid=" + std::to_string(base + 1000));
+  f.userns_slot = 1024;
+  CHECK(test::error_of([&] { build_plan(request(), seat(""), user(0), f); }, ErrorKind::internal) ==
+        "user namespace range 1024 is not one of the seat's 1024");
+}
+
 TEST_CASE("user namespace: every bind but the seat tmpfs goes through its idmapped staging") {
   LaunchPlan p;
   p.user = "1000:1000";
@@ -95,7 +110,7 @@ TEST_CASE("user namespace: every bind but the seat tmpfs goes through its idmapp
               {"tmpfs", "tmpfs", "/sandbox/home", {"rw", "size=8m", "mode=0700", "U"}},
               {"bind", "/w/ws", "/sandbox/workspaces/ws", {"rbind", "rw"}},
               {"bind", "/w/ws/.git/config", "/sandbox/workspaces/ws/.git/config", {"rbind", "ro"}}};
-  plan_range_userns(p, "/etc/seat.toml");
+  plan_range_userns(p, "/etc/seat.toml", 0);
   REQUIRE(p.isolation.idmapped_binds.size() == 2);
   CHECK(p.isolation.idmapped_binds[0] == Mount{"bind", "/w/ws", "/run/asbx/u2/tmpfs/idmap-0", {}});
   CHECK(p.isolation.idmapped_binds[1] == Mount{"bind", "/w/ws/.git/config", "/run/asbx/u2/tmpfs/idmap-1", {}});
