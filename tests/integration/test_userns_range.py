@@ -44,6 +44,16 @@ class RangeSeatTest(SeatTest):
     def session(self, sid, *argv, **kw):
         return self.seat.status("--id", sid, "--workspace", str(self.ws), "--", *argv, **kw)
 
+    def fuse_mount(self, at):
+        """A directory on fuse-overlayfs (a filesystem the kernel cannot idmap), unmounted at cleanup."""
+        parts = [self.seat.dir / n for n in ("lower", "upper", "work")]
+        for d in parts + [at]:
+            d.mkdir()
+        opts = "lowerdir={},upperdir={},workdir={}".format(*parts)
+        subprocess.run(["fuse-overlayfs", "-o", opts, str(at)], check=True, capture_output=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", str(at)], check=False)
+        return at
+
     def assertNothingStaged(self, sid):
         self.assertEqual(staged_mounts(self.seat), [])
         self.assertFalse((self.seat.dir / "run" / sid).exists(), "a session dir was left")
@@ -142,13 +152,7 @@ class RangeSeat(RangeSeatTest):
         self.assertTrue((shared / "x").exists())
 
     def test_a_workspace_that_cannot_be_idmapped_is_refused_and_nothing_is_created(self):
-        fuse = self.seat.workspaces / "fuse"
-        parts = [self.seat.dir / n for n in ("lower", "upper", "work")]
-        for d in parts + [fuse]:
-            d.mkdir()
-        opts = "lowerdir={},upperdir={},workdir={}".format(*parts)
-        subprocess.run(["fuse-overlayfs", "-o", opts, str(fuse)], check=True, capture_output=True)
-        self.addCleanup(subprocess.run, ["umount", "-l", str(fuse)], check=False)
+        fuse = self.fuse_mount(self.seat.workspaces / "fuse")
         os.chown(fuse, AGENT_UID, AGENT_UID)
         proc, rec = self.seat.status("--id", "ur-fuse", "--workspace", str(fuse), "--", "true")
         self.assertLauncherError(proc, rec, "isolation_unavailable",
@@ -287,13 +291,7 @@ class Doctor(RangeSeatTest):
         return [c for c in json.loads(proc.stdout)["checks"] if c["name"] == "user_namespace"]
 
     def test_a_root_on_fuse_fails_with_the_remedy_and_a_host_seat_says_it_chose(self):
-        fuse = self.seat.dir / "fuse-root"
-        parts = [self.seat.dir / n for n in ("lower", "upper", "work")]
-        for d in parts + [fuse]:
-            d.mkdir()
-        opts = "lowerdir={},upperdir={},workdir={}".format(*parts)
-        subprocess.run(["fuse-overlayfs", "-o", opts, str(fuse)], check=True, capture_output=True)
-        self.addCleanup(subprocess.run, ["umount", "-l", str(fuse)], check=False)
+        fuse = self.fuse_mount(self.seat.dir / "fuse-root")
         config = self.seat.config_file
         config.write_text(config.read_text() + f'workspace_roots = ["{self.seat.workspaces}", "{fuse}"]\ngit_roots = []\n')
         self.assertEqual(self.user_namespace_lines(), [
