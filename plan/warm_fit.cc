@@ -24,6 +24,10 @@ const std::vector<Row>& rows() {
       {"the tripwire (its device and decoys)", [](const LaunchPlan& p) { return p.tripwire.armed(); }},
       {"a seccomp notify listener", [](const LaunchPlan& p) { return profile_has_listener(p.seccomp.text); }},
       {"--state-dir", [](const LaunchPlan& p) { return !p.state.dir.empty(); }},
+      // A member's range is fixed at create and no live session has claimed it: one started later
+      // would share a range with a session that did (launcher/lifecycle/range_claim.h).
+      {"a user namespace range (fixed at create, claimed per session)",
+       [](const LaunchPlan& p) { return p.isolation.user_namespace == "range"; }},
   };
   return table;
 }

@@ -8,8 +8,8 @@ namespace asbx {
 // Seconds since the epoch at which `pid` started (from /proc), or -1.
 std::int64_t process_start_unix(long pid);
 
-// `pid` exists and started no later than `started_unix` (+1 s of rounding); a process that
-// cannot be read counts as alive.
+// `pid` exists, is not a zombie (a launcher SIGKILLed whose caller has not reaped it yet) and
+// started no later than `started_unix` (+1 s of rounding); a process that cannot be read counts as alive.
 bool launcher_alive(long pid, std::int64_t started_unix);
 
 }  // namespace asbx

@@ -176,6 +176,20 @@ class Signals(SeatTest):
         self.assertFalse(leftover.exists())
         self.assertTrue((self.seat.dir / "run").exists())
 
+    def test_a_killed_launcher_its_caller_has_not_reaped_is_gone_for_gc(self):
+        """A zombie still answers kill(pid, 0): judged by that alone its session ran on unsupervised
+        (no timeout, no watcher) until the caller reaped it (a hostile pass)."""
+        p, _ = self.start("lifecycle-zombie", "--timeout", "10m")
+        p.kill()
+        os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)  # dead, not reaped
+        self.assertTrue(pathlib.Path(f"/proc/{p.pid}").exists())
+        gc = self.seat.run("gc")
+        self.assertEqual(gc.returncode, 0, gc.stderr)
+        self.assertIn(f"removed asbx-lifecycle-zombie (session lifecycle-zombie): its launcher (pid {p.pid}) is gone\n",
+                      gc.stdout.decode())
+        self.assertNoContainer("lifecycle-zombie")
+        p.wait(timeout=10)
+
     def test_every_launch_collects_orphans_first(self):
         p, _ = self.start("lifecycle-orphan")
         p.kill()

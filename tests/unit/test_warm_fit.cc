@@ -41,6 +41,7 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
       {[](LaunchPlan& p) { p.tripwire.network = true; }, "the tripwire (its device and decoys)"},
       {[](LaunchPlan& p) { p.seccomp.text = R"({"listenerPath":"/run/x/notify.sock"})"; }, "a seccomp notify listener"},
       {[](LaunchPlan& p) { p.state.dir = "/tmp/state"; }, "--state-dir"},
+      {[](LaunchPlan& p) { p.isolation.user_namespace = "range"; }, "a user namespace range (fixed at create, claimed per session)"},
   };
   for (const auto& c : cases) {
     LaunchPlan p = fitting();
