@@ -30,7 +30,8 @@ while (($#)); do
 done
 
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run" tripwire=off
+# The body as a host seat renders it: a range body names seat tmpfs and stagings only a launch makes.
+bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run" tripwire=off user_namespace=host
 # The dry run names the session's profile file without writing it: this one is written here.
 XDG_CONFIG_HOME=$work "$ASBX_BUILD/agent-sandbox" seccomp-profile >"$work/seccomp.json" 2>/dev/null
 XDG_CONFIG_HOME=$work "$ASBX_BUILD/agent-sandbox" --dry-run --memory 2g --pids 256 --cpus 2 -- true |
