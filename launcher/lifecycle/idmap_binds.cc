@@ -58,21 +58,33 @@ UniqueFd idmap_namespace(const HostIds& id, const HostIds& host) {
   return ns;
 }
 
+// A detached clone of the mount at `path`, idmapped through the user namespace `ns`. On failure: no
+// fd, the step that failed in `step` and its errno in `err`.
+UniqueFd idmapped_clone(const std::string& path, int ns, std::string& step, int& err) {
+  UniqueFd tree(::open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW));
+  if (!tree) {
+    step = "open_tree", err = errno;
+    return tree;
+  }
+  struct mount_attr attr{};
+  attr.attr_set = MOUNT_ATTR_IDMAP;
+  attr.userns_fd = static_cast<std::uint64_t>(ns);
+  if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == 0) return tree;
+  err = errno;
+  step = err == EINVAL ? "its filesystem cannot be idmapped (mount_setattr)" : "mount_setattr";
+  return UniqueFd();
+}
+
 }  // namespace
 
 std::string idmap_problem(const std::string& path) {
   try {
     const auto range = static_cast<unsigned>(kUsernsHostBase + 1000);  // as a session's agent 1000:1000
     UniqueFd ns = idmap_namespace({1000, 1000}, {range, range});
-    UniqueFd tree(::open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW));
-    if (!tree) return std::string("open_tree: ") + std::strerror(errno);
-    struct mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_IDMAP;
-    attr.userns_fd = static_cast<std::uint64_t>(ns.get());
-    if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
-      return std::string(errno == EINVAL ? "its filesystem cannot be idmapped (mount_setattr): " : "mount_setattr: ") +
-             std::strerror(errno);
-    return "";
+    std::string step;
+    int err = 0;
+    if (idmapped_clone(path, ns.get(), step, err)) return "";
+    return step + ": " + std::strerror(err);
   } catch (const Error& e) {
     return e.what();
   }
@@ -86,18 +98,12 @@ void IdmapBinds::stage(const LaunchPlan& plan) {
   try {
     for (const auto& b : plan.isolation.idmapped_binds) {
       std::string what = "the bind of '" + b.source + "'";
-      UniqueFd tree(::open_tree(AT_FDCWD, b.source.c_str(),
-                                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW));
-      if (!tree) refuse(what, "open_tree", errno);
-      struct mount_attr attr{};
-      attr.attr_set = MOUNT_ATTR_IDMAP;
-      attr.userns_fd = static_cast<std::uint64_t>(ns.get());
-      if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
-        int err = errno;
-        if (err != EINVAL) refuse(what, "mount_setattr", err);
-        refuse(what, "its filesystem cannot be idmapped (mount_setattr)", err,
-               " (user_namespace = \"host\" in " + plan.waiver_source + " runs such workspaces without a user namespace of their own)");
-      }
+      std::string step;
+      int err = 0;
+      UniqueFd tree = idmapped_clone(b.source, ns.get(), step, err);
+      if (!tree)
+        refuse(what, step, err, err != EINVAL ? "" : " (user_namespace = \"host\" in " + plan.waiver_source +
+                                                        " runs such workspaces without a user namespace of their own)");
       struct stat st{};
       if (::fstat(tree.get(), &st) != 0) refuse(what, "fstat", errno);
       int made = S_ISDIR(st.st_mode) ? ::mkdir(b.destination.c_str(), 0700)
