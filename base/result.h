@@ -39,6 +39,8 @@ struct SessionResult {
   std::string container_id;
   bool container_removed = false;  // removed, or (removal "deferred") handed to the session's remover
   std::string removal;             // "" (removed by the launcher, or not) | "deferred"
+  std::string path = "cold";       // "warm": a pool member was claimed (docs/DECISIONS.md "Issue 37: the warm pool")
+  std::string path_reason;         // cold: why no member was taken ("" when the pool was not asked)
   bool credential_refreshed_in_container = false;
   std::vector<bool> credentials_refreshed;  // per plan.credentials entry (launcher/lifecycle/home.cc)
   // Inject mode (the wall's counters, launcher/wall/wall.h): requests whose placeholder was

@@ -63,6 +63,9 @@ struct SeatConfig {
   // so workspace writes still land as the owner; "host" = none (the agent's uid is the host's);
   // "" (unset) = the OCI runtime's row (plan/isolation.h: range under runc, host under runsc).
   std::string user_namespace;
+  // The warm pool (docs/DECISIONS.md "Issue 37: the warm pool"): members kept created and
+  // initialised for sessions that fit (plan/warm_fit.h). 0 = off, the default.
+  int pool_size = 0;
   TripwireSeat tripwire;                   // tripwire, tripwire_canaries (docs/EGRESS.md, "The tripwire")
 };
 

@@ -1,5 +1,6 @@
 #include "seccomp/profile.h"
 #include "launcher/cli.h"
+#include "launcher/pool/fill.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -165,6 +166,9 @@ int main_for(const std::string& program, int argc, char** argv) {
   bool gc_json = false, ps_json = false;
   auto* gc = app.add_subcommand("gc", "remove session containers whose launcher is gone or whose timeout passed");
   gc->add_flag("--json", gc_json, "as JSON");
+  auto* pool = app.add_subcommand("pool", "the seat's warm pool (docs/LIFECYCLE.md): 'pool fill' makes members up to pool_size");
+  auto* pool_fill_cmd = pool->add_subcommand("fill", "remove members made for another plan, make members until pool_size are ready");
+  pool->require_subcommand(1);
   auto* ps = app.add_subcommand("ps", "list live sessions on this seat");
   ps->add_flag("--json", ps_json, "as JSON");
   std::string attach_id, stop_id;
@@ -211,6 +215,7 @@ int main_for(const std::string& program, int argc, char** argv) {
   }
   if (profile->parsed()) return print_seccomp_profile(program);
   if (gc->parsed()) return gc_main(program, gc_json);
+  if (pool_fill_cmd->parsed()) return pool_fill_main(program);
   bool remote_seat = program == "agent-sandbox" && wants_remote(remote, current_user_facts());
   if (ps->parsed()) return remote_seat ? remote_ps_main(remote, ps_json) : ps_main(program, ps_json);
   if (attach->parsed()) return remote_seat ? remote_attach_main(remote, attach_id) : attach_main(program, attach_id);

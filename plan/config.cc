@@ -19,6 +19,9 @@
 namespace asbx {
 namespace {
 
+// A member holds a user namespace range, an init process and a few small mounts while it waits.
+const std::int64_t kMaxPoolSize = 32;
+
 SeatConfig defaults_for(const UserFacts& user) {
   SeatConfig c;
   std::string run = !user.xdg_runtime_dir.empty() ? user.xdg_runtime_dir
@@ -199,6 +202,12 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"runtime", [&](const toml::node& n) { c.oci_runtime = one_of(n, path, "runtime", {"runc", "runsc"}); }},
       {"runsc_platform", [&](const toml::node& n) { c.runsc_platform = one_of(n, path, "runsc_platform", {"ptrace", "kvm"}); }},
       {"user_namespace", [&](const toml::node& n) { c.user_namespace = one_of(n, path, "user_namespace", {"host", "range"}); }},
+      {"pool_size", [&](const toml::node& n) {
+         std::int64_t v = get_int(n, path, "pool_size");
+         if (v < 0 || v > kMaxPoolSize)
+           throw Error(ErrorKind::config, where(path, n) + ": 'pool_size' must be between 0 and " + std::to_string(kMaxPoolSize));
+         c.pool_size = static_cast<int>(v);
+       }},
       {"runsc_dir", str(c.runsc_dir, "runsc_dir")},
       {"runsc_socket", str(c.runsc_socket, "runsc_socket")},
       {"tripwire_canaries", [&](const toml::node& n) { c.tripwire.canaries = tripwire_canaries(n, path); }},

@@ -21,13 +21,9 @@ const std::vector<Row>& rows() {
       {"a git repository in the workspace (its dirs at their host paths)",
        [](const LaunchPlan& p) { return !p.git.shape.empty() && p.git.shape != "none"; }},
       {"a network (egress or inject)", [](const LaunchPlan& p) { return p.network != "none" || p.egress.enabled; }},
-      {"the tripwire (its device and decoys)", [](const LaunchPlan& p) { return p.tripwire.armed(); }},
-      {"a seccomp notify listener", [](const LaunchPlan& p) { return profile_has_listener(p.seccomp.text); }},
       {"--state-dir", [](const LaunchPlan& p) { return !p.state.dir.empty(); }},
-      // A member's range is fixed at create and no live session has claimed it: one started later
-      // would share a range with a session that did (launcher/lifecycle/range_claim.h).
-      {"a user namespace range (fixed at create, claimed per session)",
-       [](const LaunchPlan& p) { return p.isolation.user_namespace == "range"; }},
+      // The stub execs through env(1), which reads NAME=VALUE words before the command.
+      {"a command whose name has '='", [](const LaunchPlan& p) { return p.argv.empty() || p.argv[0].find('=') != std::string::npos; }},
   };
   return table;
 }

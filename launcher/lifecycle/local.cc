@@ -28,6 +28,8 @@
 #include "launcher/lifecycle/status.h"
 #include "launcher/state/export.h"
 #include "base/units.h"
+#include "launcher/pool/fill.h"
+#include "plan/warm_fit.h"
 
 namespace asbx {
 namespace {
@@ -73,6 +75,28 @@ LaunchPlan plan_on_a_range(const Request& req, const SeatConfig& seat, SessionFa
   return build_plan(again, seat, current_user_facts(), facts);
 }
 
+// The warm path (docs/DECISIONS.md "Issue 37: the warm pool"): a member when the session fits and
+// one is ready; the plan made again on the member's range (same id). nullopt and `why` otherwise.
+std::optional<WarmMember> claim_warm(const Request& req, const SeatConfig& seat, SessionFacts& facts, LaunchPlan& plan,
+                                     std::string& why) {
+  WarmFit fit = warm_fit(plan, seat.pool_size);
+  if (!fit.warm) {
+    why = seat.pool_size > 0 ? fit.why : "";
+    return std::nullopt;
+  }
+  if (::geteuid() != 0) {
+    why = "the launcher is not root (it takes the member's listener from its keeper with pidfd_getfd)";
+    return std::nullopt;
+  }
+  std::optional<WarmMember> member = take_member(plan, seat.runtime_dir, why);
+  if (!member || member->slot < 0 || plan.isolation.user_namespace != "range") return member;
+  facts.userns_slot = member->slot;
+  Request again = req;
+  again.id = plan.session_id;
+  plan = build_plan(again, seat, current_user_facts(), facts);
+  return member;
+}
+
 void claim_slot(const Request& req, const SeatConfig& seat, std::optional<SlotClaim>& claim) {
   if (req.slots <= 0) return;
   claim.emplace(slot_dir(seat), static_cast<int>(req.slots));
@@ -105,12 +129,15 @@ int run_local(const Request& req, const LocalOptions& opts) {
   StdioFds io;
   std::optional<SlotClaim> claim;  // held until this process exits
   std::optional<RangeClaim> range;  // likewise (a persistent session's supervisor inherits it)
+  std::optional<WarmMember> warm;
+  std::string why_cold;
   try {
     seat = current_seat_config();
     claim_slot(req, seat, claim);
     SessionFacts facts = current_session_facts();
     plan = build_plan(req, seat, current_user_facts(), facts);
-    if (!req.dry_run && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);
+    if (!req.dry_run) warm = claim_warm(req, seat, facts, plan, why_cold);
+    if (!req.dry_run && !warm && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req);
   } catch (const Error& e) {
@@ -124,20 +151,21 @@ int run_local(const Request& req, const LocalOptions& opts) {
     return 0;
   }
   if (plan.persist) return run_persistent(req, seat, plan, opts);
-  SessionEnd end = run_planned(req, seat, plan, io, opts);
+  SessionEnd end = run_planned(req, seat, plan, io, opts, warm ? &*warm : nullptr, why_cold);
   for (const auto& line : end.lines) say(line);
   flush_diagnostics();  // the record is written: now the caller may have a moment
   return end.exit_code;
 }
 
 SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchPlan& plan, const StdioFds& io,
-                       const LocalOptions& opts) {
+                       const LocalOptions& opts, WarmMember* warm, const std::string& why_cold) {
   std::int64_t t_gc = steady_ms();
   // containers of SIGKILLed launchers go first (one list call); a gVisor one through the runsc service
   gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat));
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
-  SessionResult result = run_session(plan, io, defer_removal_allowed());
+  SessionResult result = run_session(plan, io, defer_removal_allowed(), warm);
+  if (!warm) result.path_reason = why_cold;
   result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
   if (io.out != 1 && io.out != io.in) ::close(io.out);  // LOG, closed before the record says the session ended
@@ -149,6 +177,8 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
   if (!req.status_file.empty()) write_status_file(req.status_file, record);
   append_ledger(ledger_path(req, seat), record);
   finish_removal(plan, seat, result, opts.program);
+  // The member it took, or the pool found empty, made again off the caller's time.
+  if (warm || why_cold.rfind(kNoReadyMember, 0) == 0) spawn_refill(opts.program);
   return SessionEnd{result.exit_code, report_lines(opts, result)};
 }
 

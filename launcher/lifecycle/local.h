@@ -1,5 +1,6 @@
 // Running a request on this machine's seat: config → plan → session → records.
 #pragma once
+#include "launcher/pool/take.h"
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct SessionEnd {
 // After the plan: launch-time gc, the session on `io`, the records (status file, ledger). Used by
 // run_local and by a persistent session's supervisor, whose terminal gets `lines` over the socket.
 SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchPlan& plan, const StdioFds& io,
-                       const LocalOptions& opts);
+                       const LocalOptions& opts, WarmMember* warm = nullptr, const std::string& why_cold = "");
 // Loads the seat config for the current user (default path), or throws Error(config).
 SeatConfig current_seat_config();
 

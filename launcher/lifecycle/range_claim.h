@@ -22,6 +22,7 @@ class RangeClaim {
   RangeClaim(const RangeClaim&) = delete;
   RangeClaim& operator=(const RangeClaim&) = delete;
   std::int64_t slot() const { return slot_; }
+  int fd() const { return fd_; }  // the slot's lock (a pool member's keeper keeps it open)
 
  private:
   int fd_ = -1;

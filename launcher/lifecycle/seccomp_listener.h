@@ -25,6 +25,11 @@ class SeccompListener {
   // After init: runc's connection, its peer checked, the notify fd taken (receive_notify_fd), and
   // the socket gone. An empty fd when nothing was bound. Throws Error(seccomp_unavailable).
   UniqueFd take(long container_pid);
+  // A warm pool member's listening socket (launcher/pool/take.h), bound at PATH by its keeper.
+  void adopt(UniqueFd listening, const std::string& path) {
+    fd_ = std::move(listening);
+    path_ = path;
+  }
   int fd() const { return fd_.get(); }  // the listening socket (-1: none)
   void close();  // the socket (and the session dir when this made it) go; idempotent
 

@@ -37,6 +37,7 @@
 #include "launcher/lifecycle/state_collect.h"
 #include "launcher/lifecycle/terminal.h"
 #include "base/util.h"
+#include "launcher/pool/warm_bind.h"
 
 namespace asbx {
 namespace {
@@ -46,7 +47,8 @@ const int kSandboxBootWaitMs = 2000;  // runsc logs its configuration before any
 
 class Session {
  public:
-  Session(const LaunchPlan& plan, const StdioFds& io, bool defer) : plan_(plan), io_(io), api_(plan.socket), defer_(defer) {}
+  Session(const LaunchPlan& plan, const StdioFds& io, bool defer, WarmMember* warm)
+      : plan_(plan), io_(io), api_(plan.socket), warm_(warm), defer_(defer) {}
 
   SessionResult run() {
     std::int64_t t0 = steady_ms();
@@ -66,6 +68,7 @@ class Session {
     if (started_ && !plan_.git.shape.empty()) timed("git", [&] { git_.conclude(plan_, result_); });
     note_sweep_incomplete(result_);
     seat_tmpfs_.release();  // its last readers were the launcher's pinned fds; a staging left is detached too
+    if (warm_) warm_binds_.finish(*warm_, result_.container_removed && result_.removal.empty());
     result_.total_ms = steady_ms() - t0;
     return result_;
   }
@@ -74,6 +77,31 @@ class Session {
   void prepare() {
     git_.pin(plan_);  // the validated dirs by fd, before anything exists
     disk_.check_floor(plan_);  // below the seat's disk floor nothing is created (232)
+    UniqueFd sentry_log;
+    if (warm_) {  // made and initialised ahead of time; its keeper handed over runc's listener (launcher/pool/take.h)
+      result_.container_id = warm_->id;
+      result_.path = "warm";
+      listener_.adopt(std::move(warm_->listener), warm_->session_dir + "/seccomp.sock");
+    } else {
+      make_container(sentry_log);
+    }
+    nlohmann::json state = timed("inspect", [&] { return api_.inspect(result_.container_id); });
+    if (warm_) timed("bind", [&] { warm_binds_.bind(plan_, *warm_, state); });
+    long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
+    init_.hold(pid);  // runc handed the notify fd during init: from here the recorder answers each refused call
+    bool kill = plan_.tripwire.mode == TripwireMode::kill;
+    recorder_.adopt(listener_.take(pid), kill, [this] { init_.kill(); });
+    recorder_.adopt_sentry_log(std::move(sentry_log), kill, [this] { init_.kill(); }, plan_.socket, plan_.isolation.oci_runtime);
+    if (plan_.seccomp.sentry_log) check_sandbox_boot(plan_, recorder_.sentry_boot(kSandboxBootWaitMs));
+    exit_.arm(state, result_.container_id);
+    watch_cgroup(pid);
+    timed("checks", [&] { before_start(pid, state); });
+    // The baseline of what the session may add, and the watcher (launcher/lifecycle/disk_watch.h).
+    timed("disk_baseline", [&] { disk_.arm(monitor_.location().freezer, monitor_.location().version, [this] { init_.kill(); }); });
+  }
+
+  // The cold path: the container made and initialised for this session.
+  void make_container(UniqueFd& sentry_log) {
     if (!timed("image", [&] { return api_.image_exists(plan_.image); }))
       throw Error(ErrorKind::image_missing, "image '" + plan_.image + "' is not present on the seat (podman at " +
                                                 plan_.socket + "); build it with scripts/build-image.sh");
@@ -83,21 +111,9 @@ class Session {
     result_.container_id = c.id;
     result_.warnings = c.warnings;
     check_limits_enforced(result_, plan_);
-    UniqueFd sentry_log = plan_.seccomp.sentry_log ? open_sentry_log_fifo(api_.inspect(c.id)) : UniqueFd();  // before init opens it
+    if (plan_.seccomp.sentry_log) sentry_log = open_sentry_log_fifo(api_.inspect(c.id));  // before init opens it
     timed("init", [&] { api_.init(c.id); });
     idmap_.detach();  // the container holds its own copies now
-    nlohmann::json state = timed("inspect", [&] { return api_.inspect(c.id); });
-    long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
-    init_.hold(pid);  // runc handed the notify fd during init: from here the recorder answers each refused call
-    bool kill = plan_.tripwire.mode == TripwireMode::kill;
-    recorder_.adopt(listener_.take(pid), kill, [this] { init_.kill(); });
-    recorder_.adopt_sentry_log(std::move(sentry_log), kill, [this] { init_.kill(); }, plan_.socket, plan_.isolation.oci_runtime);
-    if (plan_.seccomp.sentry_log) check_sandbox_boot(plan_, recorder_.sentry_boot(kSandboxBootWaitMs));
-    exit_.arm(state, c.id);
-    watch_cgroup(pid);
-    timed("checks", [&] { before_start(pid, state); });
-    // The baseline of what the session may add, and the watcher (launcher/lifecycle/disk_watch.h).
-    timed("disk_baseline", [&] { disk_.arm(monitor_.location().freezer, monitor_.location().version, [this] { init_.kill(); }); });
   }
 
   // Rootless creates of one user take turns (launcher/podman/create_lock.h: libsubid is not thread-safe).
@@ -147,6 +163,7 @@ class Session {
     std::int64_t started = steady_ms();
     result_.setup_ms = started - t0;
     if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
+    if (warm_) timed("rename", [&] { rename_member(api_, *warm_, plan_.container_name, result_.warnings); });
     PumpHooks hooks = pump_hooks();
     PumpResult pumped = timed("agent", [&] { return pump_stdio(attach, io_, plan_.tty, signals_, hooks); });
     if (init_.outlives(kStreamOutlivedMs))
@@ -271,6 +288,8 @@ class Session {
   SessionHome home_;
   SeatTmpfs seat_tmpfs_;  // gVisor: before create, released last (after the git check)
   IdmapBinds idmap_;      // user_namespace = "range": staged before create, detached after init
+  WarmMember* warm_;      // the warm path's member (nullptr: cold)
+  WarmBinds warm_binds_;  // the warm path: the workspace and the stub's spec, bound at claim
   ScratchPins scratch_;  // inject mode: /tmp and /dev/shm outlive the container for the secret scan
   GitGuard git_;
   EgressWall egress_;
@@ -292,8 +311,8 @@ class Session {
 
 }  // namespace
 
-SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal) {
-  return Session(plan, io, defer_removal).run();
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal, WarmMember* warm) {
+  return Session(plan, io, defer_removal, warm).run();
 }
 
 }  // namespace asbx

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include "base/plan.h"
 #include "base/result.h"
+#include "launcher/pool/take.h"
 
 namespace asbx {
 
@@ -21,6 +22,7 @@ struct StdioFds {
 // (if one was created) is removed before this returns — unless `defer_removal` and the session
 // ended cleanly with its exit code read from conmon's exit file: then the result's `removal` is
 // "deferred" and the caller hands the container to hand_off_removal (podman/deferred_removal.h).
-SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal = false);
+// WARM: a claimed pool member (launcher/pool/take.h) the session starts instead of creating one.
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal = false, WarmMember* warm = nullptr);
 
 }  // namespace asbx

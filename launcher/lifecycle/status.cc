@@ -103,6 +103,8 @@ json status_record(const LaunchPlan& plan, const SessionResult& r) {
       {"container_id", or_null(r.container_id)},
       {"container_removed", r.container_removed},
       {"container_removal", r.removal.empty() ? "launcher" : r.removal},
+      {"path", r.path},
+      {"path_reason", r.path_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.path_reason)},
       {"started_unix", r.started_unix},
       {"durations_ms", durations_json(r)},
   };

@@ -1,4 +1,5 @@
 #include "launcher/podman/gc.h"
+#include "launcher/pool/pool_gc.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
 
 #include <algorithm>
@@ -76,6 +77,8 @@ LiveSession session_from_list_entry(const nlohmann::json& e) {
   s.launcher_pid = static_cast<long>(label_number(labels, "agent-sandbox.launcher-pid", s.odd));
   s.boot_id = label_text(labels, "agent-sandbox.boot-id");
   s.persist = label_text(labels, "agent-sandbox.persist") == "1";
+  s.pool = !label_text(labels, "agent-sandbox.pool").empty();
+  s.pool_runtime_dir = label_text(labels, "agent-sandbox.pool-runtime-dir");
   if (label_text(labels, "agent-sandbox.isolation") == "gvisor") s.wall = "gvisor";
   if (s.odd.empty() && s.launcher_pid > kMaxPid)
     s.odd = "label agent-sandbox.launcher-pid is " + std::to_string(s.launcher_pid) + ", past any pid";
@@ -148,8 +151,11 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
                     const std::string& ledger, PodmanApi* gvisor_api) {
   int failures = 0;
   std::set<std::string> listed;  // what collect_stale_tmpfs leaves to this loop
-  for (const auto& s : list_sessions(api)) {
+  std::set<std::string> ids;  // what collect_stale_claims leaves
+  for (auto s : list_sessions(api)) {
     listed.insert(s.session);
+    ids.insert(s.container_id);
+    apply_pool_claim(s);
     if (!s.odd.empty()) {
       if (skipped) skipped->push_back("skipped container " + (s.container_id.empty() ? "(no id)" : s.container_id.substr(0, 12)) +
                                       " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
@@ -168,13 +174,17 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       ++failures;
       continue;
     }
-    remove_session_dir(runtime_dir, s.session);
+    bool own_dir = s.pool && !s.pool_runtime_dir.empty();  // a member's session dir is where its label says
+    remove_session_dir(own_dir ? s.pool_runtime_dir : runtime_dir, s.pool ? s.pool_session : s.session);
     if (handed.present) ::unlink(removal_marker_path(runtime_dir, s.container_id).c_str());
-    if (!ledger.empty() && was_there && !handed.present) append_ledger(ledger, orphan_record(s, why));
+    if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
+    bool ran = !s.pool || s.pool_claimed;  // an unclaimed member never ran a session: no ledger line
+    if (!ledger.empty() && was_there && !handed.present && ran) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   if (runtime_dir.empty()) return failures;
   collect_stale_tmpfs(runtime_dir, listed, host, removed, ledger);
+  for (const auto& line : collect_stale_claims(runtime_dir, ids, host.now_unix)) removed.push_back(line);
   for (const auto& name : collect_stale_profiles(runtime_dir, host.now_unix))  // a launcher killed in its create
     removed.push_back("removed the seccomp profile " + name + " of a launcher that is gone");
   return failures;
@@ -257,7 +267,9 @@ int ps_main(const std::string& program, bool json) {
     PodmanApi api(seat.socket);
     HostFacts host = current_host_facts();
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& s : list_sessions(api)) {
+    for (auto s : list_sessions(api)) {
+      apply_pool_claim(s);
+      if (s.pool && !s.pool_claimed) continue;  // a member waiting for a claim is no session
       out.push_back(ps_entry(s, host, s.persist ? attach_state(seat.runtime_dir, s.session) : ""));
       bool handed = read_removal_marker(seat.runtime_dir, s.container_id).present;  // answered, being removed
       out.back()["removal"] = handed ? nlohmann::json("deferred") : nlohmann::json(nullptr);

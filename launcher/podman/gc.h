@@ -25,6 +25,10 @@ struct LiveSession {
   std::string boot_id;
   std::string wall = "runc";  // label agent-sandbox.isolation (absent: runc), docs/ISOLATION.md
   bool persist = false;  // label agent-sandbox.persist: a supervisor owns it; terminals attach
+  bool pool = false;     // label agent-sandbox.pool: a warm pool member (launcher/pool/pool.h)
+  std::string pool_runtime_dir;  // label agent-sandbox.pool-runtime-dir: where its claim file is
+  std::string pool_session;      // the member's own id (its session dir's name); `session` becomes the claim's
+  bool pool_claimed = false;  // its claim file names the session's launcher (apply_pool_claim)
   std::string odd;  // why its labels cannot be judged ("" = fine): such a container is skipped with a warning
 };
 

@@ -100,6 +100,13 @@ void PodmanApi::init(const std::string& id) {
                                              "): " + api_message(r.body));
 }
 
+void PodmanApi::rename(const std::string& id, const std::string& name) {
+  Reply r = call("POST", "/containers/" + id + "/rename?name=" + url_escape(name));
+  if (r.status != 204 && r.status != 200)
+    throw Error(ErrorKind::start_failed, "podman could not rename the container to " + name + " (" +
+                                             std::to_string(r.status) + "): " + api_message(r.body));
+}
+
 void PodmanApi::start(const std::string& id) {
   Reply r = call("POST", "/containers/" + id + "/start");
   if (r.status != 204 && r.status != 304)

@@ -28,6 +28,7 @@ class PodmanApi {
   Created create(const nlohmann::json& body);   // throws create_failed
   void init(const std::string& id);             // throws start_failed
   void start(const std::string& id);            // throws start_failed
+  void rename(const std::string& id, const std::string& name);  // throws start_failed (a warm member at claim)
   int wait(const std::string& id);              // blocks until the container stops
   nlohmann::json inspect(const std::string& id);
   void kill(const std::string& id, int signal);  // best effort

@@ -33,7 +33,7 @@ bool claim_member(int pool_dir_fd, const std::string& member_id, const PoolClaim
   std::string tmp = ".claim-" + random_hex(8);
   int fd = ::openat(pool_dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) os_error("cannot create", tmp);
-  std::string text = std::to_string(who.pid) + " " + std::to_string(who.started_unix) + "\n";
+  std::string text = std::to_string(who.pid) + " " + std::to_string(who.started_unix) + " " + who.session + "\n";
   bool written = write_all(fd, text);
   ::close(fd);
   std::string name = member_id + ".claim";
@@ -51,13 +51,14 @@ std::optional<PoolClaim> read_claim(int pool_dir_fd, const std::string& member_i
   std::string name = member_id + ".claim";
   int fd = ::openat(pool_dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
-  char buf[64];
+  char buf[512];
   ssize_t n = ::read(fd, buf, sizeof buf);
   ::close(fd);
   if (n <= 0 || n == static_cast<ssize_t>(sizeof buf)) return std::nullopt;
   std::istringstream in(std::string(buf, static_cast<std::size_t>(n)));
   PoolClaim claim;
   if (!(in >> claim.pid >> claim.started_unix) || claim.pid <= 0) return std::nullopt;
+  in >> claim.session;
   return claim;
 }
 

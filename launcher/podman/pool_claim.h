@@ -15,6 +15,7 @@ namespace asbx {
 struct PoolClaim {
   long pid = 0;
   std::int64_t started_unix = 0;
+  std::string session;  // the claiming session's id ("" in a claim written without one)
 };
 
 // true: this claimer holds the member now; false: another claim was there first.

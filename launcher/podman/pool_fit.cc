@@ -7,7 +7,7 @@
 namespace asbx {
 namespace {
 
-const char* const kPerSession[] = {"name", "command", "env", "labels", "work_dir", "resource_limits"};
+const char* const kPerSession[] = {"name", "labels"};
 
 std::string sha256_hex(const std::string& data) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -23,22 +23,33 @@ std::string sha256_hex(const std::string& data) {
   return out;
 }
 
+void replace_in_strings(nlohmann::json& j, const std::string& from, const std::string& to) {
+  if (j.is_string()) {
+    std::string text = j.get<std::string>();
+    for (std::size_t at = text.find(from); !from.empty() && at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+    j = text;
+  } else if (j.is_structured()) {
+    for (auto& child : j) replace_in_strings(child, from, to);
+  }
+}
+
 }  // namespace
 
-nlohmann::json pool_fit_body(const nlohmann::json& create_body) {
+nlohmann::json pool_fit_body(const nlohmann::json& create_body, const std::string& session_id) {
   nlohmann::json body = create_body;
   for (const char* key : kPerSession) body.erase(key);
-  if (body.contains("mounts") && body["mounts"].is_array()) {
-    nlohmann::json kept = nlohmann::json::array();
-    for (const auto& m : body["mounts"])
-      if (!m.is_object() || m.value("type", "") != "bind") kept.push_back(m);
-    body["mounts"] = kept;
-  }
+  replace_in_strings(body, session_id, "{session}");
+  if (body.contains("idmappings") && body["idmappings"].is_object())
+    for (auto& map : body["idmappings"])
+      if (map.is_array())
+        for (auto& row : map)
+          if (row.is_object() && row.contains("host_id")) row["host_id"] = 0;
   return body;
 }
 
-std::string pool_fit_digest(const nlohmann::json& create_body) {
-  return "sha256:" + sha256_hex(pool_fit_body(create_body).dump());  // nlohmann sorts object keys
+std::string pool_fit_digest(const nlohmann::json& create_body, const std::string& session_id) {
+  return "sha256:" + sha256_hex(pool_fit_body(create_body, session_id).dump());  // nlohmann sorts object keys
 }
 
 }  // namespace asbx

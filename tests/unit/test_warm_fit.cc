@@ -12,6 +12,7 @@ namespace {
 LaunchPlan fitting() {
   LaunchPlan p;
   p.git.shape = "none";
+  p.argv = {"true"};
   p.seccomp.text = R"({"defaultAction":"SCMP_ACT_ERRNO","syscalls":[]})";
   return p;
 }
@@ -38,10 +39,8 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
       {[](LaunchPlan& p) { p.git.shape = "plain"; }, "a git repository in the workspace (its dirs at their host paths)"},
       {[](LaunchPlan& p) { p.network = "private"; }, "a network (egress or inject)"},
       {[](LaunchPlan& p) { p.egress.enabled = true; }, "a network (egress or inject)"},
-      {[](LaunchPlan& p) { p.tripwire.network = true; }, "the tripwire (its device and decoys)"},
-      {[](LaunchPlan& p) { p.seccomp.text = R"({"listenerPath":"/run/x/notify.sock"})"; }, "a seccomp notify listener"},
       {[](LaunchPlan& p) { p.state.dir = "/tmp/state"; }, "--state-dir"},
-      {[](LaunchPlan& p) { p.isolation.user_namespace = "range"; }, "a user namespace range (fixed at create, claimed per session)"},
+      {[](LaunchPlan& p) { p.argv = {"A=B", "x"}; }, "a command whose name has '='"},
   };
   for (const auto& c : cases) {
     LaunchPlan p = fitting();
@@ -50,6 +49,14 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
     CHECK_FALSE(f.warm);
     CHECK(f.why == std::string("the pool cannot carry ") + c.why + " yet");
   }
+}
+
+TEST_CASE("warm_fit: the walls a member carries do not send a session cold") {
+  LaunchPlan p = fitting();
+  p.tripwire.network = true;  // armed between the claim and start, as between init and start
+  p.seccomp.text = R"({"listenerPath":"/run/x/notify.sock"})";  // the keeper hands the listener over
+  p.isolation.user_namespace = "range";  // the member's own range, the plan made again on it
+  CHECK(warm_fit(p, 4).warm);
 }
 
 TEST_CASE("warm_fit: the listener check reads the profile's key, not a word in it") {

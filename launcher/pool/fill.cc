@@ -1,0 +1,207 @@
+#include "launcher/pool/fill.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <optional>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <linux/close_range.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/beneath.h"
+#include "base/fdio.h"
+#include "base/util.h"
+#include "launcher/lifecycle/local.h"
+#include "launcher/lifecycle/range_claim.h"
+#include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/seccomp_file.h"
+#include "launcher/lifecycle/seccomp_listener.h"
+#include "launcher/lifecycle/start_checks.h"
+#include "launcher/podman/podman_api.h"
+#include "launcher/podman/podman_socket.h"
+#include "launcher/pool/member.h"
+#include "launcher/pool/pool.h"
+#include "plan/build_plan.h"
+#include "plan/warm_fit.h"
+
+namespace asbx {
+namespace {
+
+// The plan a member is made for: the seat's, no workspace, in a range of its own when the seat has ranges.
+LaunchPlan member_plan(const SeatConfig& seat, std::optional<RangeClaim>& range) {
+  Request req;
+  req.id = "pool-" + random_hex(8);
+  req.argv = {"/bin/sh"};
+  SessionFacts facts = current_session_facts();
+  LaunchPlan plan = build_plan(req, seat, current_user_facts(), facts);
+  WarmFit fit = warm_fit(plan, seat.pool_size);
+  if (!fit.warm) throw Error(ErrorKind::config, "pool_size in " + seat.path + ": " + fit.why);
+  if (plan.isolation.user_namespace != "range") return plan;
+  facts.userns_slot = range.emplace().slot();
+  return build_plan(req, seat, current_user_facts(), facts);
+}
+
+void mount_ws(const LaunchPlan& plan) {
+  std::string ws = member_ws_dir(plan.session_dir);
+  if (::mkdir(member_claim_dir(plan.session_dir).c_str(), 0755) != 0 || ::mkdir(ws.c_str(), 0755) != 0 ||
+      ::mount("tmpfs", ws.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755") != 0 ||
+      ::mount(nullptr, ws.c_str(), nullptr, MS_SHARED, nullptr) != 0)
+    throw Error(ErrorKind::create_failed, "warm pool: the member's workspace mount at " + ws + ": " + std::strerror(errno));
+}
+
+void drop_member_dirs(const LaunchPlan& plan) {
+  unmount_seat_tmpfs(plan.session_dir);
+  ::rmdir(member_ws_dir(plan.session_dir).c_str());
+  ::rmdir(member_claim_dir(plan.session_dir).c_str());
+}
+
+// podman reads the profile at create; it goes right after (the keeper never returns to drop it).
+Created create_member(PodmanApi& api, const LaunchPlan& plan, const nlohmann::json& body) {
+  SeccompProfileForCreate profile(plan.seccomp);
+  return api.create(body);
+}
+
+// Everything but the fds the member needs goes; the keeper then waits to be claimed (SIGKILL).
+[[noreturn]] void keep(std::initializer_list<int> held) {
+  for (int fd = 0; fd < 1024; ++fd) {
+    bool keep_it = false;
+    for (int h : held) keep_it = keep_it || h == fd;
+    if (!keep_it) ::close(fd);
+  }
+  int null = ::open("/dev/null", O_RDWR);
+  while (null >= 0 && null < 3) null = ::dup(null);
+  (void)!::chdir("/");
+  for (;;) ::pause();
+}
+
+// In the forked keeper: make the member, report "ok ID" or "err CODE MESSAGE" on REPORT, keep it.
+[[noreturn]] void make_member(const SeatConfig& seat, int report) {
+  std::optional<RangeClaim> range;
+  std::optional<LaunchPlan> plan;
+  std::string id;
+  try {
+    plan = member_plan(seat, range);
+    PodmanApi api(plan->socket);
+    SeatTmpfs home;
+    home.mount(*plan);
+    SeccompListener listener;
+    listener.bind(*plan);
+    mount_ws(*plan);
+    nlohmann::json body = member_body(*plan);
+    body["labels"][kPoolLabel] = member_digest(*plan);
+    body["labels"][kPoolListenerLabel] = std::to_string(listener.fd());
+    body["labels"][kPoolRuntimeLabel] = seat.runtime_dir;
+    body["labels"][kPoolSlotLabel] = std::to_string(range ? range->slot() : -1);
+    Created c = create_member(api, *plan, body);
+    id = c.id;
+    SessionResult limits;
+    limits.warnings = c.warnings;
+    check_limits_enforced(limits, *plan);
+    api.init(id);
+    write_all(report, "ok " + id + "\n");
+    keep({listener.fd(), range ? range->fd() : -1});
+  } catch (const Error& e) {
+    if (!id.empty()) PodmanApi(plan->socket).remove(id);
+    if (plan) drop_member_dirs(*plan);
+    write_all(report, "err " + std::to_string(e.exit_code()) + " " + std::to_string(static_cast<int>(e.kind())) + " " + e.what() + "\n");
+  } catch (const std::exception& e) {
+    write_all(report, std::string("err 1 -1 ") + e.what() + "\n");
+  }
+  ::_exit(1);
+}
+
+std::string make_one(const SeatConfig& seat) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw Error(ErrorKind::internal, std::string("warm pool: pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(ErrorKind::internal, std::string("warm pool: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(p[0]);
+    ::setsid();
+    ::signal(SIGHUP, SIG_IGN);
+    make_member(seat, p[1]);
+  }
+  ::close(p[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(p[0]);
+  if (text.rfind("ok ", 0) == 0) return text.substr(3, text.find('\n') - 3);
+  int code = 0, kind = 0, used = 0;
+  if (std::sscanf(text.c_str(), "err %d %d %n", &code, &kind, &used) >= 2 && kind >= 0)
+    throw Error(static_cast<ErrorKind>(kind), text.substr(static_cast<std::size_t>(used), text.size() - used - 1));
+  throw Error(ErrorKind::internal, "warm pool: the member's maker ended without a word" + (text.empty() ? "" : ": " + text));
+}
+
+}  // namespace
+
+int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines) {
+  // One fill at a time (a concurrent one would count the same ready members and make as many again).
+  std::string lock_path = pool_dir(seat.runtime_dir) + "/.fill.lock";
+  UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    lines.push_back("another fill is at work");
+    return 0;
+  }
+  std::string digest;  // "" when the pool is off: no member fits
+  if (seat.pool_size > 0) {
+    std::optional<RangeClaim> none;
+    digest = member_digest(member_plan(seat, none));
+  } else {
+    lines.push_back("the seat's pool is off (pool_size = 0 in " + (seat.path.empty() ? std::string("the seat config") : seat.path) + ")");
+  }
+  PodmanApi api(seat.socket);
+  int ready = 0;
+  for (const auto& m : list_members(api, seat.runtime_dir))
+    if (m.ready && m.digest == digest) ++ready;
+    else if (!m.claimed && m.digest != digest)
+      lines.push_back(discard_member(api, seat.runtime_dir, m, digest.empty() ? "the pool is off" : "it was made for another plan"));
+  int made = 0;
+  for (; ready + made < seat.pool_size; ++made) lines.push_back("made member " + make_one(seat).substr(0, 12));
+  return made;
+}
+
+void spawn_refill(const std::string& program) {
+  std::fflush(nullptr);
+  pid_t child = ::fork();
+  if (child < 0) return;
+  if (child == 0) {
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    int null = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+    ::close_range(3, ~0U, 0);
+    const char* argv[] = {program.c_str(), "pool", "fill", nullptr};
+    ::execv("/proc/self/exe", const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+int pool_fill_main(const std::string& program) {
+  try {
+    SeatConfig seat = current_seat_config();
+    ensure_podman_socket(seat.socket, current_user_facts());
+    std::vector<std::string> lines;
+    pool_fill(seat, lines);
+    for (const auto& l : lines) std::fprintf(stderr, "%s: pool: %s\n", program.c_str(), l.c_str());
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: pool: %s\n", program.c_str(), e.what());
+    return e.exit_code();
+  }
+}
+
+}  // namespace asbx

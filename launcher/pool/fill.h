@@ -1,0 +1,25 @@
+// Filling the warm pool (docs/DECISIONS.md "Issue 37: the warm pool"): `agent-sandbox pool fill`
+// makes members until the seat's pool_size of them fit its current plan; members that no longer fit
+// (the image, the profile or the seat config changed) go first. Each member is made by a forked
+// process that stays as its keeper: its pid and start are the member's launcher labels and session
+// dir owner (so gc judges a member like any session), and it holds the member's seccomp listener,
+// to which runc handed the notify fd at init, until a claim takes it (launcher/pool/take.h).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "base/seat_config.h"
+
+namespace asbx {
+
+// Members made; lines for stderr. Throws Error (the first member that could not be made).
+int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines);
+
+int pool_fill_main(const std::string& program);
+
+// `PROGRAM pool fill` detached (its own session, stdio on /dev/null, not waited for): a warm
+// session refills what it took after its record is written. Best effort: gc and the next fill
+// make what this does not.
+void spawn_refill(const std::string& program);
+
+}  // namespace asbx

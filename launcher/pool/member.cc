@@ -1,0 +1,79 @@
+#include "launcher/pool/member.h"
+
+#include <map>
+#include <set>
+
+#include "base/error.h"
+#include "launcher/podman/pool_fit.h"
+#include "launcher/podman/spec.h"
+
+namespace asbx {
+namespace {
+
+std::string quoted(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The plan's binds that carry a validated inode: the workspace (and the git dirs, which the fit
+// rule sends cold): the claim binds them, so the member has none of them.
+std::set<std::string> claimed_destinations(const LaunchPlan& plan) {
+  std::set<std::string> out;
+  for (const auto& m : plan.mounts)
+    if (m.type == "bind" && m.source_ino != 0) out.insert(m.destination);
+  return out;
+}
+
+nlohmann::json member_bind(const std::string& source, const std::string& destination, const std::string& propagation) {
+  nlohmann::json options = {"rbind", "ro", "nosuid", "nodev", "noexec"};
+  if (!propagation.empty()) options.push_back(propagation);
+  return {{"type", "bind"}, {"source", source}, {"destination", destination}, {"options", options}};
+}
+
+}  // namespace
+
+std::string member_ws_dir(const std::string& session_dir) { return session_dir + "/tmpfs/ws"; }
+std::string member_claim_dir(const std::string& session_dir) { return session_dir + "/claim"; }
+
+nlohmann::json member_body(const LaunchPlan& plan) {
+  nlohmann::json b = create_body(plan);
+  std::string path = b.contains("env") ? b["env"].value("PATH", "") : "";
+  b["command"] = {"/bin/sh", std::string(kClaimDirInside) + "/spec"};
+  b["env"] = nlohmann::json::object();
+  if (!path.empty()) b["env"]["PATH"] = path;
+  b["work_dir"] = "/";
+  std::set<std::string> claimed = claimed_destinations(plan);
+  nlohmann::json mounts = nlohmann::json::array();
+  for (const auto& m : b.value("mounts", nlohmann::json::array()))
+    if (!m.is_object() || !claimed.count(m.value("destination", ""))) mounts.push_back(m);
+  mounts.push_back(member_bind(member_ws_dir(plan.session_dir), kWorkspacesInside, "rslave"));
+  mounts.push_back(member_bind(member_claim_dir(plan.session_dir), kClaimDirInside, ""));
+  b["mounts"] = mounts;
+  return b;
+}
+
+std::string member_digest(const LaunchPlan& plan) { return pool_fit_digest(member_body(plan), plan.session_id); }
+
+std::string member_spec(const LaunchPlan& plan, const std::vector<std::string>& base_env) {
+  nlohmann::json b = create_body(plan);
+  std::vector<std::string> argv = b.value("command", std::vector<std::string>{});
+  if (argv.empty() || argv[0].find('=') != std::string::npos)
+    throw Error(ErrorKind::internal, "warm pool: the command '" + (argv.empty() ? std::string() : argv[0]) +
+                                         "' cannot be handed to env(1)");
+  std::map<std::string, std::string> env;
+  for (const auto& kv : base_env) {
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && eq > 0) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  nlohmann::json plan_env = b.value("env", nlohmann::json::object());
+  for (const auto& [name, value] : plan_env.items())
+    if (value.is_string()) env[name] = value.get<std::string>();
+  std::string spec = "cd " + quoted(b.value("work_dir", std::string("/"))) + " || exit 127\nexec /usr/bin/env -i --";
+  for (const auto& [name, value] : env) spec += " " + quoted(name + "=" + value);
+  // GNU env (options end at "--"): NAME=VALUE words up to the first without '=', the command.
+  for (const auto& word : argv) spec += " " + quoted(word);
+  return spec + "\n";
+}
+
+}  // namespace asbx

@@ -1,0 +1,41 @@
+// A warm pool member (docs/DECISIONS.md "Issue 37: the warm pool"): a container created and
+// initialised ahead of any session, with nothing of a session in it. Its command is fixed at create,
+// so it is a stub: the image's /bin/sh reads CLAIM_DIR/spec, which the claiming launcher writes
+// (argv, environment, working dir) into a dir bound read-only, and execs the agent with exactly the
+// environment a cold session's would have. Its /sandbox/workspaces is a small tmpfs of the seat's,
+// bound `rslave`: the claim mounts the session's workspace on the seat side and it appears inside,
+// never the other way round.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/plan.h"
+
+namespace asbx {
+
+inline constexpr const char* kClaimDirInside = "/sandbox/.claim";
+inline constexpr const char* kWorkspacesInside = "/sandbox/workspaces";
+
+// SESSION_DIR/tmpfs/ws (the shared tmpfs bound at /sandbox/workspaces) and SESSION_DIR/claim.
+std::string member_ws_dir(const std::string& session_dir);
+std::string member_claim_dir(const std::string& session_dir);
+
+// The create body of a member for PLAN's seat: create_body(plan) with the stub for a command, PATH
+// for all its environment, "/" for its working dir, and the workspace's bind (every bind the plan
+// validated by inode) replaced by the two member binds. A session's plan renders the same body but
+// for its id, so the digest of both tells whether the member fits.
+nlohmann::json member_body(const LaunchPlan& plan);
+
+// pool_fit_digest of member_body(plan) with the session id and the range's host ids taken out.
+std::string member_digest(const LaunchPlan& plan);
+
+// The spec the stub sources: `cd` to the plan's working dir, then `exec /usr/bin/env -i` with
+// BASE (podman's own environment of the member, e.g. container=podman) overlaid by the plan's
+// environment, then the plan's argv. Every word single-quoted. Throws Error(internal) for an
+// argv[0] env would read as an assignment (it has '=').
+std::string member_spec(const LaunchPlan& plan, const std::vector<std::string>& base_env);
+
+}  // namespace asbx

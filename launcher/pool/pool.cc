@@ -1,0 +1,100 @@
+#include "launcher/pool/pool.h"
+
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/request.h"
+#include "base/util.h"
+#include <cstring>
+#include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/podman/liveness.h"
+#include "launcher/podman/pool_claim.h"
+
+namespace asbx {
+namespace {
+
+std::string label(const nlohmann::json& labels, const char* key) {
+  return labels.is_object() && labels.contains(key) && labels[key].is_string() ? labels[key].get<std::string>() : "";
+}
+
+std::int64_t number(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    std::int64_t v = std::stoll(text, &used);
+    return used == text.size() ? v : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+std::string boot_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+}  // namespace
+
+std::string pool_dir(const std::string& runtime_dir) {
+  std::string dir = runtime_dir + "/.pool", why;
+  if (!make_dirs(runtime_dir, &why) || (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST))
+    throw Error(ErrorKind::internal, "warm pool: cannot make " + dir + ": " + (why.empty() ? std::strerror(errno) : why));
+  return dir;
+}
+
+std::vector<Member> list_members(PodmanApi& api, const std::string& runtime_dir) {
+  std::vector<Member> out;
+  nlohmann::json list = api.list_by_label(kPoolLabel);
+  if (!list.is_array()) return out;
+  std::string boot = boot_id();
+  int dir = ::open(pool_dir(runtime_dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (const auto& e : list) {
+    if (!e.is_object()) continue;
+    nlohmann::json labels = e.value("Labels", nlohmann::json::object());
+    if (label(labels, kPoolRuntimeLabel) != runtime_dir) continue;  // another seat config's
+    Member m;
+    m.id = e.value("Id", "");
+    m.state = e.value("State", "");
+    m.session = label(labels, "agent-sandbox.session");
+    m.digest = label(labels, kPoolLabel);
+    m.keeper_pid = static_cast<long>(number(label(labels, "agent-sandbox.launcher-pid")));
+    m.started_unix = number(label(labels, "agent-sandbox.started"));
+    m.listener_fd = static_cast<int>(number(label(labels, kPoolListenerLabel)));
+    m.slot = number(label(labels, kPoolSlotLabel));
+    m.claimed = dir >= 0 && read_claim(dir, m.id).has_value();
+    m.ready = !m.claimed && m.state == "initialized" && label(labels, "agent-sandbox.boot-id") == boot &&
+              m.listener_fd >= 0 && launcher_alive(m.keeper_pid, m.started_unix);
+    if (!m.id.empty()) out.push_back(m);
+  }
+  if (dir >= 0) ::close(dir);
+  return out;
+}
+
+void drop_member_session(const std::string& runtime_dir, const std::string& session) {
+  try {
+    validate_session_id(session);
+  } catch (const Error&) {
+    return;  // a label is trusted as a dir name only when it is a valid session id
+  }
+  std::string dir = runtime_dir + "/" + session;
+  std::error_code ignored;
+  if (unmount_seat_tmpfs(dir)) std::filesystem::remove_all(dir, ignored);  // never across a mount left
+}
+
+std::string discard_member(PodmanApi& api, const std::string& runtime_dir, const Member& m, const std::string& why) {
+  if (!m.claimed && launcher_alive(m.keeper_pid, m.started_unix)) ::kill(static_cast<pid_t>(m.keeper_pid), SIGKILL);
+  bool removed = api.remove_retrying(m.id);
+  if (removed) {
+    drop_member_session(runtime_dir, m.session);
+    ::unlink((pool_dir(runtime_dir) + "/" + m.id + ".claim").c_str());
+  }
+  return (removed ? "removed member " : "could not remove member ") + m.id.substr(0, 12) + ": " + why;
+}
+
+}  // namespace asbx

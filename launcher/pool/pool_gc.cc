@@ -1,0 +1,57 @@
+#include "launcher/pool/pool_gc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/podman/pool_claim.h"
+
+namespace asbx {
+namespace {
+
+const std::int64_t kStaleClaimSeconds = 60;  // a claim linked just after gc listed: its member exists
+const char kSuffix[] = ".claim";
+
+}  // namespace
+
+void apply_pool_claim(LiveSession& s) {
+  if (!s.pool) return;
+  s.pool_session = s.session;
+  if (s.pool_runtime_dir.empty() || s.pool_runtime_dir[0] != '/') return;
+  int dir = ::open((s.pool_runtime_dir + "/.pool").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (dir < 0) return;
+  std::optional<PoolClaim> claim = read_claim(dir, s.container_id);
+  ::close(dir);
+  if (!claim) return;
+  s.pool_claimed = true;
+  s.launcher_pid = claim->pid;
+  s.started_unix = claim->started_unix;
+  if (!claim->session.empty()) s.session = claim->session;
+}
+
+void drop_pool_claim(const std::string& runtime_dir, const std::string& container_id) {
+  if (!runtime_dir.empty() && container_id.find('/') == std::string::npos)
+    ::unlink((runtime_dir + "/.pool/" + container_id + kSuffix).c_str());
+}
+
+std::vector<std::string> collect_stale_claims(const std::string& runtime_dir, const std::set<std::string>& listed,
+                                              std::int64_t now_unix) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir((runtime_dir + "/.pool").c_str());
+  if (!d) return out;
+  const std::size_t n = sizeof kSuffix - 1;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() <= n || name.compare(name.size() - n, n, kSuffix) != 0) continue;
+    std::string id = name.substr(0, name.size() - n);
+    struct stat st{};
+    if (listed.count(id) || ::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (now_unix - st.st_mtime < kStaleClaimSeconds) continue;
+    if (::unlinkat(::dirfd(d), name.c_str(), 0) == 0) out.push_back("removed the claim of member " + id.substr(0, 12) + " (its container is gone)");
+  }
+  ::closedir(d);
+  return out;
+}
+
+}  // namespace asbx

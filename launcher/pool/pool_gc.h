@@ -1,0 +1,24 @@
+// What gc and ps make of warm pool members (docs/DECISIONS.md "Issue 37: the warm pool"). An
+// unclaimed member is judged by its labels, which name its keeper; a claimed one by its claim file,
+// which names the session's launcher and id. A claim file whose container is gone goes after a minute.
+#pragma once
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "launcher/podman/gc.h"
+
+namespace asbx {
+
+// A member with a claim (in the runtime dir its label names): its launcher pid, start and session
+// become the claim's.
+void apply_pool_claim(LiveSession& s);
+
+void drop_pool_claim(const std::string& runtime_dir, const std::string& container_id);
+
+// Claim files older than a minute whose container is not in LISTED (ids); one line per file removed.
+std::vector<std::string> collect_stale_claims(const std::string& runtime_dir, const std::set<std::string>& listed,
+                                              std::int64_t now_unix);
+
+}  // namespace asbx

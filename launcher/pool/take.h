@@ -1,0 +1,30 @@
+// A session's claim of a warm pool member (docs/DECISIONS.md "Issue 37: the warm pool"). Among the
+// ready members whose digest is the session's (launcher/pool/member.h), the first whose claim file
+// this launcher links wins it (launcher/podman/pool_claim.h: one winner, whatever the concurrency).
+// The winner then takes the member's seccomp listener from its keeper (pidfd_getfd; the socket's
+// name is checked to be the member's) and kills the keeper. A member won but unusable is removed.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "base/beneath.h"
+#include "base/plan.h"
+
+namespace asbx {
+
+// The start of `why_cold` when no member was ready at all (a refill is due).
+inline constexpr const char* kNoReadyMember = "no ready member";
+
+struct WarmMember {
+  std::string id;
+  std::string session;      // the member's own id: its session dir holds HOME, the ws tmpfs, the claim dir
+  std::string session_dir;
+  std::string runtime_dir;
+  std::int64_t slot = -1;   // its user namespace range (-1: none)
+  UniqueFd listener;        // the member's listening socket; runc's connection waits in it
+};
+
+// nullopt with `why_cold` set when no member could be claimed. Throws nothing but Error(internal).
+std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold);
+
+}  // namespace asbx

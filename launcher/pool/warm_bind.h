@@ -1,0 +1,43 @@
+// What a claim binds into a warm member before it starts (docs/DECISIONS.md "Issue 37: the warm
+// pool"): each workspace bind of the plan, mounted on the seat at MEMBER/tmpfs/ws/NAME (the shared
+// tmpfs the member sees at /sandbox/workspaces, so it appears there at /sandbox/workspaces/NAME, and
+// nothing the member mounts comes back), as an idmapped clone when the plan has a range; and the
+// stub's spec (launcher/pool/member.h) in the member's claim dir. verify_mounts checks the inode
+// inside afterwards, as for a cold session. Released when the session ends.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/plan.h"
+#include "launcher/lifecycle/idmap_binds.h"
+#include "launcher/podman/podman_api.h"
+#include "launcher/pool/take.h"
+
+namespace asbx {
+
+class WarmBinds {
+ public:
+  WarmBinds() = default;
+  WarmBinds(const WarmBinds&) = delete;
+  WarmBinds& operator=(const WarmBinds&) = delete;
+  ~WarmBinds() { release(); }
+  // STATE: the member's inspect (its Config.Env: what podman itself put there). Throws
+  // Error(workspace_rejected) naming the bind or the spec that could not be made.
+  void bind(const LaunchPlan& plan, const WarmMember& member, const nlohmann::json& state);
+  void release();
+  // After the session: release(), the member's session dir (HOME, the ws tmpfs), and its claim file
+  // when the launcher removed the container itself (else gc drops it once the container is gone).
+  void finish(const WarmMember& member, bool removed_here);
+
+ private:
+  IdmapBinds idmap_;
+  std::vector<std::string> mounted_;
+};
+
+// The member's name becomes the session's (podman ps, gc's lines) once the agent runs: the claim
+// file decided whose it is; the name is for people, so a failure is a warning in WARNINGS.
+void rename_member(PodmanApi& api, const WarmMember& member, const std::string& name, std::vector<std::string>& warnings);
+
+}  // namespace asbx

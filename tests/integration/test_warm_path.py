@@ -1,0 +1,196 @@
+"""The warm pool (docs/DECISIONS.md "Issue 37: the warm pool"), against the real service: members
+made by `agent-sandbox pool fill`, claimed by sessions that fit, bound at claim, removed after.
+  - a warm session answers like a cold one: exit code, output, the workspace's writes as its owner,
+    the same environment; its record says `path: "warm"`; nothing of the member stays;
+  - a member is claimed once: concurrent sessions never share one, and none is handed out twice;
+  - what does not fit goes cold, and the record says why;
+  - a member made for another plan is discarded by the next fill, never handed out;
+  - gc removes a member whose keeper died (no ledger line: no session ran), and a claimed member
+    whose session failed is removed like any session's container;
+  - two concurrent warm sessions see only their own workspace under /sandbox/workspaces.
+"""
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import threading
+import time
+
+from harness import CODES, LAUNCHER, SeatTest, podman, session_containers, GVISOR
+
+AGENT_UID = 1000
+
+
+def members(seat):
+    out = podman("ps", "-a", "--filter", "label=agent-sandbox.pool-runtime-dir=" + str(seat.dir / "run"),
+                 "--format", "json").stdout
+    return {c["Id"]: c for c in json.loads(out or "[]")}
+
+
+class WarmSeat(SeatTest):
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0 or GVISOR:
+            self.skipTest("the pool is for rootful runc seats (plan/warm_fit.cc)")
+        self.base = self.seat.config_file.read_text()
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base)
+        self.addCleanup(self.drain)
+
+    def fill(self):
+        proc = self.seat.run("pool", "fill")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc
+
+    def ready(self, n=2, wait=30):
+        until = time.monotonic() + wait
+        while len([m for m in members(self.seat).values() if m["State"] == "initialized"]) < n:
+            self.assertLess(time.monotonic(), until, "the pool was not refilled")
+            time.sleep(0.1)
+
+    def drain(self):
+        """The pool off, then `pool fill` removes every unclaimed member; again until no refill a
+        session spawned is still at work (it holds the fill lock, so the fill says so)."""
+        self.seat.config_file.write_text(self.base)
+        until = time.monotonic() + 30
+        while time.monotonic() < until:
+            proc = self.seat.run("pool", "fill")
+            if b"another fill is at work" not in proc.stderr and not members(self.seat):
+                break
+            time.sleep(0.2)
+        self.assertEqual(members(self.seat), {}, "members left behind")
+
+    def workspace(self, name):
+        ws = self.seat.workspaces / name
+        ws.mkdir()
+        os.chown(ws, AGENT_UID, AGENT_UID)
+        return ws
+
+
+class WarmSession(WarmSeat):
+    def test_a_session_takes_a_member_and_answers_like_a_cold_one(self):
+        self.fill()
+        made = set(members(self.seat))
+        self.assertEqual(len(made), 2)
+        ws = self.workspace("w1")
+        proc, rec = self.seat.status("--id", "warm-1", "--workspace", str(ws), "--",
+                                     "sh", "-c", "echo out; echo err >&2; echo x > f; pwd; exit 7")
+        self.assertEqual((proc.returncode, proc.stdout), (7, b"out\n/sandbox/workspaces/w1\n"), proc.stderr)
+        self.assertIn(b"err\n", proc.stderr)
+        self.assertEqual((rec["path"], rec["path_reason"], rec["outcome"], rec["agent_exit_code"]), ("warm", None, "exited", 7))
+        self.assertIn(rec["container_id"], made)
+        self.assertNotIn("create", rec["durations_ms"]["phases"])  # made ahead of time
+        st = (ws / "f").stat()
+        self.assertEqual((st.st_uid, st.st_gid), (AGENT_UID, AGENT_UID))  # lands as the workspace's owner
+        self.assertEqual(session_containers("warm-1"), [])
+        self.assertNotIn(rec["container_id"], members(self.seat))
+        mounts = pathlib.Path("/proc/self/mountinfo").read_text()
+        self.assertNotIn(str(ws), mounts)  # the claim's bind went with the session
+        self.ready()  # the launcher refilled what it took
+        member_dirs = sorted(p.name for p in (self.seat.dir / "run").iterdir() if p.name.startswith("pool-"))
+        self.assertEqual(member_dirs, sorted(m["Labels"]["agent-sandbox.session"] for m in members(self.seat).values()))
+
+    def test_the_environment_is_a_cold_sessions(self):
+        self.fill()
+        warm, rec = self.seat.status("--id", "env-same", "--", "env")
+        self.assertEqual(rec["path"], "warm")
+        self.seat.config_file.write_text(self.base)  # pool off
+        cold, rec = self.seat.status("--id", "env-same", "--", "env")
+        self.assertEqual((rec["path"], rec["path_reason"]), ("cold", None))
+        self.assertEqual(sorted(warm.stdout.splitlines()), sorted(cold.stdout.splitlines()))
+
+    def test_never_the_same_member_twice(self):
+        self.fill()
+        ids = []
+        for i in range(4):
+            self.ready()
+            proc, rec = self.seat.status("--id", f"once-{i}", "--", "true")
+            self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
+            ids.append(rec["container_id"])
+        self.assertEqual(len(set(ids)), 4)
+
+
+class Concurrent(WarmSeat):
+    def test_concurrent_claims_never_share_a_member(self):
+        self.fill()
+        made = set(members(self.seat))
+        wss = [self.workspace(f"c{i}") for i in range(5)]
+        results = [None] * 5
+
+        def one(i):
+            results[i] = self.seat.status("--id", f"conc-{i}", "--workspace", str(wss[i]), "--",
+                                          "sh", "-c", "ls /sandbox/workspaces; sleep 1")
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        warm = []
+        for i, (proc, rec) in enumerate(results):
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(proc.stdout, f"c{i}\n".encode())  # its own workspace only
+            if rec["path"] == "warm":
+                warm.append(rec["container_id"])
+            else:
+                self.assertTrue(rec["path_reason"].startswith("no ready member"), rec["path_reason"])
+        self.assertEqual(len(warm), len(set(warm)))
+        self.assertTrue(set(warm) <= made)
+        self.assertGreaterEqual(len(warm), 1)
+
+
+class ColdWithAReason(WarmSeat):
+    def test_what_does_not_fit_goes_cold_and_says_why(self):
+        self.fill()
+        ws = self.workspace("repo")
+        subprocess.run(["git", "init", "-q", str(ws)], check=True)
+        (ws / ".git" / "logs").mkdir()
+        subprocess.run(["chown", "-R", f"{AGENT_UID}:{AGENT_UID}", str(ws)], check=True)
+        proc, rec = self.seat.status("--id", "cold-git", "--workspace", str(ws), "--", "true")
+        self.assertIsNotNone(rec and rec.get("path"), (proc.stderr, rec))
+        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]),
+                         (0, "cold", "the pool cannot carry a git repository in the workspace (its dirs at their host paths) yet"),
+                         proc.stderr)
+        proc, rec = self.seat.status("--id", "cold-mem", "--memory", "1g", "--", "true")
+        self.assertEqual((rec["path"], rec["path_reason"]),
+                         ("cold", "no ready member was made for this session's plan (2 for another)"))
+        self.assertEqual(len(members(self.seat)), 2)  # neither was touched
+
+    def test_a_member_made_for_another_plan_is_discarded(self):
+        self.fill()
+        old = set(members(self.seat))
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base + "\n[limits]\nmemory = \"1g\"\n")
+        proc, rec = self.seat.status("--id", "stale", "--", "true")
+        self.assertEqual((rec["path"], rec["path_reason"]),
+                         ("cold", "no ready member was made for this session's plan (2 for another)"))
+        self.fill()  # or the refill that session spawned: one of them discards the two
+        until = time.monotonic() + 30
+        while set(members(self.seat)) & old or len(members(self.seat)) < 2:
+            self.assertLess(time.monotonic(), until, "the members made for another plan stayed")
+            time.sleep(0.1)
+        proc, rec = self.seat.status("--id", "fresh", "--", "true")
+        self.assertEqual(rec["path"], "warm")
+
+
+class Leftovers(WarmSeat):
+    def test_gc_removes_a_member_whose_keeper_died(self):
+        self.fill()
+        cid, m = next(iter(members(self.seat).items()))
+        os.kill(int(m["Labels"]["agent-sandbox.launcher-pid"]), signal.SIGKILL)
+        time.sleep(0.2)
+        proc = self.seat.run("gc")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"removed {m['Names'][0]}", proc.stdout.decode())
+        self.assertNotIn(cid, members(self.seat))
+        self.assertFalse((self.seat.dir / "run" / m["Labels"]["agent-sandbox.session"]).exists())
+        self.assertFalse(self.seat.ledger.exists() and self.seat.ledger.read_text().strip())  # no session ran
+
+    def test_a_claimed_member_whose_session_failed_is_removed(self):
+        self.fill()
+        made = set(members(self.seat))
+        proc, rec = self.seat.status("--id", "warm-missing", "--", "/no/such/command")
+        self.assertEqual(proc.returncode, CODES["command_not_found"], proc.stderr)
+        self.assertEqual((rec["path"], rec["container_removed"]), ("warm", True))
+        self.assertIn(rec["container_id"], made)
+        self.assertNotIn(rec["container_id"], members(self.seat))
+        self.assertFalse((self.seat.dir / "run" / ".pool" / (rec["container_id"] + ".claim")).exists())

@@ -1,0 +1,94 @@
+// A warm pool member's body and the stub's spec (launcher/pool/member.h): the member carries nothing
+// of a session; a session's plan renders the same digest as a member's of the same seat; the spec
+// execs exactly the cold body's command, environment and working dir, every word quoted.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "launcher/pool/member.h"
+#include "launcher/podman/spec.h"
+#include "plan/build_plan.h"
+#include "plan/config.h"
+#include "plan_fixtures.h"
+
+using namespace asbx;
+namespace fs = std::filesystem;
+
+namespace {
+
+SessionFacts facts() {
+  SessionFacts f = test::fixed_facts({{"TERM", "xterm"}, {"LANG", "C.UTF-8"}});
+  f.seccomp_default_path = "/usr/share/containers/seccomp.json";
+  std::ifstream base(std::string(ASBX_SOURCE_DIR) + "/tests/unit/fixtures/seccomp/podman-4.3.1-default.json");
+  f.seccomp_default.assign(std::istreambuf_iterator<char>(base), std::istreambuf_iterator<char>());
+  return f;
+}
+
+struct Tree {
+  fs::path dir;
+  Tree() {
+    char tmpl[] = "/tmp/asbx-unit-member-XXXXXX";
+    dir = fs::canonical(::mkdtemp(tmpl));
+    fs::create_directories(dir / "workspaces" / "w1");
+  }
+  ~Tree() { fs::remove_all(dir); }
+};
+
+LaunchPlan plan(const Tree& t, const std::string& id, std::vector<std::string> argv, bool workspace) {
+  SeatConfig seat = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\nuser_namespace = \"host\"\n"
+                                      "runtime_dir = \"/run/agent-sandbox/sessions\"\nworkspace_root = \"" +
+                                          (t.dir / "workspaces").string() + "\"\n",
+                                      "/etc/seat.toml", test::root_user());
+  Request r;
+  r.id = id;
+  r.argv = std::move(argv);
+  if (workspace) r.workspace = (t.dir / "workspaces" / "w1").string();
+  return build_plan(r, seat, test::root_user(), facts());
+}
+
+}  // namespace
+
+TEST_CASE("pool member: the body carries the stub, PATH alone, no workspace, the two member binds") {
+  Tree t;
+  nlohmann::json b = member_body(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false));
+  CHECK(b["command"] == nlohmann::json({"/bin/sh", "/sandbox/.claim/spec"}));
+  CHECK(b["env"] == nlohmann::json({{"PATH", "/usr/local/bin:/usr/bin:/bin"}}));
+  CHECK(b["work_dir"] == "/");
+  nlohmann::json ws = b["mounts"][b["mounts"].size() - 2], claim = b["mounts"].back();
+  CHECK(ws["destination"] == "/sandbox/workspaces");
+  CHECK(ws["source"] == "/run/agent-sandbox/sessions/pool-0123456789abcdef/tmpfs/ws");
+  CHECK(ws["options"] == nlohmann::json({"rbind", "ro", "nosuid", "nodev", "noexec", "rslave"}));
+  CHECK(claim["destination"] == "/sandbox/.claim");
+  CHECK(claim["options"] == nlohmann::json({"rbind", "ro", "nosuid", "nodev", "noexec"}));
+}
+
+TEST_CASE("pool member: a session with a workspace has its member's digest; other limits do not") {
+  Tree t;
+  std::string member = member_digest(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false));
+  LaunchPlan session = plan(t, "s-1", {"codex", "exec", "fix it"}, true);
+  CHECK(member_digest(session) == member);
+  for (const auto& m : member_body(session)["mounts"]) CHECK(m.value("destination", "") != "/sandbox/workspaces/w1");
+  session.limits.memory_bytes /= 2;
+  CHECK(member_digest(session) != member);
+}
+
+TEST_CASE("pool member: the spec cds and execs the cold body's command with its environment, quoted") {
+  Tree t;
+  LaunchPlan p = plan(t, "s-2", {"sh", "-c", "echo 'it''s' $HOME; exit 7"}, true);
+  std::string spec = member_spec(p, {"container=podman", "PATH=/from/the/image", "HOSTNAME=agent-sandbox"});
+  CHECK(spec.rfind("cd '/sandbox/workspaces/w1' || exit 127\nexec /usr/bin/env -i -- ", 0) == 0);
+  CHECK(spec.find(" 'PATH=/usr/local/bin:/usr/bin:/bin' ") != std::string::npos);  // the plan's wins
+  CHECK(spec.find("PATH=/from/the/image") == std::string::npos);
+  CHECK(spec.find(" 'container=podman' ") != std::string::npos);  // what podman adds stays
+  CHECK(spec.find(" 'AGENT_SANDBOX_SESSION=s-2' ") != std::string::npos);
+  CHECK(spec.find(" 'sh' '-c' 'echo '\\''it'\\'''\\''s'\\'' $HOME; exit 7'\n") != std::string::npos);
+}
+
+TEST_CASE("pool member: a command env(1) would read as an assignment is refused") {
+  Tree t;
+  LaunchPlan p = plan(t, "s-3", {"A=B"}, false);
+  CHECK(test::error_of([&] { member_spec(p, {}); }, ErrorKind::internal) ==
+        "warm pool: the command 'A=B' cannot be handed to env(1)");
+}
