@@ -54,6 +54,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 yes_no() { if "$@"; then echo yes; else echo NO; fi; }
+busy() { awk '/^cpu / { print ($2 + $4 + $7 + $8) / 100 }' /proc/stat; }  # CPU seconds, all cores
 
 hf() {  # hf NAME OUT_JSON CMD_A CMD_B [CMD_C]: alternating runs, medians
   local name=$1 out=$2; shift 2
@@ -102,6 +103,64 @@ log "call → the agent's first instruction"
 ours=$(first_instruction $ASBX --); cli=$(first_instruction $PODMAN_CLI "$ASBX_IMAGE")
 row "call → the agent's first instruction (cold path; median of $runs)" "$ours" "$cli" "$(ratio "$ours" "$cli")" "≤ 0.100 s (warm)" "$(yes_no le "$ours" 0.1)"
 
+# 1c. The warm pool (docs/DECISIONS.md "Issue 37: the warm pool"): a seat with the same limits as
+#     the rows above and pool_size members; each run waits (untimed) for a ready member, as a seat
+#     whose refill keeps up would have one. The cold column is the same seat with the pool off.
+warm_seat() {  # warm_seat DIR POOL_SIZE
+  bench_seat_toml "$1" ledger="$1/ledger.jsonl" runtime_dir="$work/run-warm"
+  sed -i "1i pool_size = $2" "$1/agent-sandbox/seat.toml"
+  printf '[limits]\nmemory = "2g"\npids = 256\ncpus = 2.0\n' >>"$1/agent-sandbox/seat.toml"
+}
+ready_members() {
+  podman --url "unix://$ASBX_SOCKET" ps -a --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" \
+    --format '{{.State}}' | grep -c -i '^initialized' || true
+}
+wait_ready() {  # wait_ready N: until N members are ready (at most 60 s)
+  local until=$((SECONDS + 60))
+  while (($(ready_members) < $1 && SECONDS < until)); do sleep 0.05; done
+}
+warm_seat "$work/warm" 2; warm_seat "$work/cold" 0
+WARM="env XDG_CONFIG_HOME=$work/warm $ASBX_BUILD/agent-sandbox"
+COLD="env XDG_CONFIG_HOME=$work/cold $ASBX_BUILD/agent-sandbox"
+$WARM pool fill 2>/dev/null; wait_ready 2
+export -f ready_members wait_ready; export ASBX_SOCKET work
+log "local session -- true: warm vs cold vs the CLI"
+hyperfine -N --warmup 2 --runs "$runs" --prepare 'bash -c "wait_ready 1"' --export-json "$work/warm.json" \
+  "$WARM -- true" "$COLD -- true" "$PODMAN_CLI $ASBX_IMAGE true" >&2
+w=$(median "$work/warm.json" 0); c=$(median "$work/warm.json" 1); cli=$(median "$work/warm.json" 2)
+row "local session \`-- true\`, warm vs \`podman run\` CLI" "$w" "$cli" "$(ratio "$w" "$cli")" "≤ 0.3×" "$(yes_no le "$(ratio "$w" "$cli")" 0.3)"
+row "local session \`-- true\`, warm vs cold (same seat, pool off)" "$w" "$c" "$(ratio "$w" "$c")" "stated" "—"
+log "call → the agent's first instruction, warm"
+first_warm() {  # median ms from the call to the agent's clock, a ready member before each call
+  local i s t out=()
+  for i in $(seq 1 "$runs"); do
+    wait_ready 1; s=$(date +%s%N); t=$($WARM -- date +%s%N 2>/dev/null | tail -1)
+    out+=("$(( (t - s) / 1000000 ))")
+  done
+  printf '%s\n' "${out[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] / 1000 }'
+}
+ours=$(first_warm); cli=$(first_instruction $PODMAN_CLI "$ASBX_IMAGE")
+row "call → the agent's first instruction (warm path; median of $runs)" "$ours" "$cli" "$(ratio "$ours" "$cli")" "≤ 0.100 s" "$(yes_no le "$ours" 0.1)"
+log "16 concurrent claims: call → first instruction, p95"
+warm_seat "$work/warm" 16; $WARM pool fill 2>/dev/null; wait_ready 16
+b0=$(busy); sleep 10; b1=$(busy)
+idle_cpu=$(awk -v a="$b0" -v b="$b1" 'BEGIN { printf "%.3f", (b - a) / 10 }')
+pids=$(podman --url "unix://$ASBX_SOCKET" ps -a -q --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" |
+  xargs podman --url "unix://$ASBX_SOCKET" inspect \
+    --format '{{index .Config.Labels "agent-sandbox.launcher-pid"}} {{.State.ConmonPid}} {{.State.Pid}}')
+rss=0; for p in $pids; do rss=$((rss + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0))); done
+for i in $(seq 1 16); do
+  ( s=$(date +%s%N); t=$($WARM -- date +%s%N 2>/dev/null | tail -1); echo "$(( (t - s) / 1000000 ))" >"$work/claim.$i" ) &
+done
+wait
+p95=$(cat "$work"/claim.* | sort -n | awk '{ a[NR] = $1 } END { print a[int(NR * 0.95 + 0.999)] / 1000 }')
+row "16 concurrent claims: call → first instruction, p95 (16 members ready)" "$p95" "$ours" "$(ratio "$p95" "$ours")" "≤ 0.100 s" "$(yes_no le "$p95" 0.1)"
+row "the idle pool of 16: the machine's CPU (cores, over 10 s) / the members' processes' RSS (KiB: keeper, conmon, runc init)" "$idle_cpu" "$rss" "—" "stated" "—"
+warm_seat "$work/warm" 0  # drained: again while a refill a session spawned holds the fill lock
+for _ in $(seq 1 300); do
+  $WARM pool fill 2>&1 | grep -q 'another fill' || (($(ready_members) > 0)) || break; sleep 0.2
+done
+
 # 2. Streaming: N MiB of stdout to /dev/null, and the launcher's peak RSS meanwhile.
 bytes=$((stream_mib * 1048576))
 hf "stream ${stream_mib} MiB" "$work/stream.json" \
@@ -116,7 +175,6 @@ row "${stream_mib} MiB stdout, local: throughput vs \`podman run … head\`" "$o
 svc_pid=$(asbx_pid_alive "$ASBX_RUN/podman.pid") || asbx_die "the podman service is not running (scripts/podman-service.sh start)"
 svc_cpu() { awk '{ print ($14 + $15) / 100 }' "/proc/$svc_pid/stat"; }
 # user system irq softirq, in s; niced work (a long fuzz run beside the benchmark) is left out
-busy() { awk '/^cpu / { print ($2 + $4 + $7 + $8) / 100 }' /proc/stat; }
 timed() {  # timed CMD...: prints "peak_rss_kib own_cpu_s service_cpu_s machine_cpu_s wall_s"
   local b0 v0 s e out
   b0=$(busy); v0=$(svc_cpu); s=$(date +%s.%N)

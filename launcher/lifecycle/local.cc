@@ -160,8 +160,9 @@ int run_local(const Request& req, const LocalOptions& opts) {
 SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchPlan& plan, const StdioFds& io,
                        const LocalOptions& opts, WarmMember* warm, const std::string& why_cold) {
   std::int64_t t_gc = steady_ms();
-  // containers of SIGKILLed launchers go first (one list call); a gVisor one through the runsc service
-  gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat));
+  // containers of SIGKILLed launchers go first (one list call); a gVisor one through the runsc service.
+  // A warm session leaves it to the refill it spawns after its record (launcher/pool/fill.h).
+  if (!warm) gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat));
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
   SessionResult result = run_session(plan, io, defer_removal_allowed(), warm);

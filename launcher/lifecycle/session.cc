@@ -75,16 +75,15 @@ class Session {
 
  private:
   void prepare() {
+    if (warm_) {  // made and initialised ahead of time; its keeper handed over runc's listener (launcher/pool/take.h)
+      result_.container_id = warm_->id;  // claimed: whatever fails from here, cleanup() removes it
+      result_.path = "warm";
+      listener_.adopt(std::move(warm_->listener), warm_->session_dir + "/seccomp.sock");
+    }
     git_.pin(plan_);  // the validated dirs by fd, before anything exists
     disk_.check_floor(plan_);  // below the seat's disk floor nothing is created (232)
     UniqueFd sentry_log;
-    if (warm_) {  // made and initialised ahead of time; its keeper handed over runc's listener (launcher/pool/take.h)
-      result_.container_id = warm_->id;
-      result_.path = "warm";
-      listener_.adopt(std::move(warm_->listener), warm_->session_dir + "/seccomp.sock");
-    } else {
-      make_container(sentry_log);
-    }
+    if (!warm_) make_container(sentry_log);
     nlohmann::json state = timed("inspect", [&] { return api_.inspect(result_.container_id); });
     if (warm_) timed("bind", [&] { warm_binds_.bind(plan_, *warm_, state); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;

@@ -163,6 +163,9 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     }
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
+    // An unclaimed member: a claim may have landed since its file was read, and its keeper is
+    // killed only after it. gc claims it itself before removing it; a session's claim wins instead.
+    if (s.pool && !s.pool_claimed && !claim_for_removal(s)) continue;
     // A session answered before its removal (deferred_removal.h): its remover is at work, or it
     // died and its record is written already (no orphan line).
     RemovalMarker handed = read_removal_marker(runtime_dir, s.container_id);
@@ -178,7 +181,7 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     remove_session_dir(own_dir ? s.pool_runtime_dir : runtime_dir, s.pool ? s.pool_session : s.session);
     if (handed.present) ::unlink(removal_marker_path(runtime_dir, s.container_id).c_str());
     if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
-    bool ran = !s.pool || s.pool_claimed;  // an unclaimed member never ran a session: no ledger line
+    bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line
     if (!ledger.empty() && was_there && !handed.present && ran) append_ledger(ledger, orphan_record(s, why));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }

@@ -29,6 +29,7 @@ struct LiveSession {
   std::string pool_runtime_dir;  // label agent-sandbox.pool-runtime-dir: where its claim file is
   std::string pool_session;      // the member's own id (its session dir's name); `session` becomes the claim's
   bool pool_claimed = false;  // its claim file names the session's launcher (apply_pool_claim)
+  bool pool_session_ran = false;  // ... and a session (not gc's or a fill's claim before a removal)
   std::string odd;  // why its labels cannot be judged ("" = fine): such a container is skipped with a warning
 };
 

@@ -33,7 +33,8 @@ bool claim_member(int pool_dir_fd, const std::string& member_id, const PoolClaim
   std::string tmp = ".claim-" + random_hex(8);
   int fd = ::openat(pool_dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) os_error("cannot create", tmp);
-  std::string text = std::to_string(who.pid) + " " + std::to_string(who.started_unix) + " " + who.session + "\n";
+  std::string text = std::to_string(who.pid) + " " + std::to_string(who.started_unix) + " " +
+                     std::to_string(who.timeout_ms) + " " + who.session + "\n";
   bool written = write_all(fd, text);
   ::close(fd);
   std::string name = member_id + ".claim";
@@ -58,6 +59,7 @@ std::optional<PoolClaim> read_claim(int pool_dir_fd, const std::string& member_i
   std::istringstream in(std::string(buf, static_cast<std::size_t>(n)));
   PoolClaim claim;
   if (!(in >> claim.pid >> claim.started_unix) || claim.pid <= 0) return std::nullopt;
+  if (!(in >> claim.timeout_ms) || claim.timeout_ms < 0) return std::nullopt;
   in >> claim.session;
   return claim;
 }

@@ -15,7 +15,8 @@ namespace asbx {
 struct PoolClaim {
   long pid = 0;
   std::int64_t started_unix = 0;
-  std::string session;  // the claiming session's id ("" in a claim written without one)
+  std::int64_t timeout_ms = 0;  // the session's --timeout (gc's backstop, as a cold container's label)
+  std::string session;  // the claiming session's id; "" for gc's or a fill's claim before a removal
 };
 
 // true: this claimer holds the member now; false: another claim was there first.

@@ -22,7 +22,9 @@
 #include "launcher/lifecycle/seccomp_file.h"
 #include "launcher/lifecycle/seccomp_listener.h"
 #include "launcher/lifecycle/start_checks.h"
+#include "launcher/podman/gc.h"
 #include "launcher/podman/podman_api.h"
+#include "plan/isolation.h"
 #include "launcher/podman/podman_socket.h"
 #include "launcher/pool/member.h"
 #include "launcher/pool/pool.h"
@@ -93,7 +95,7 @@ Created create_member(PodmanApi& api, const LaunchPlan& plan, const nlohmann::js
     listener.bind(*plan);
     mount_ws(*plan);
     nlohmann::json body = member_body(*plan);
-    body["labels"][kPoolLabel] = member_digest(*plan);
+    body["labels"][kPoolLabel] = member_digest(*plan, image_id(api, plan->image));
     body["labels"][kPoolListenerLabel] = std::to_string(listener.fd());
     body["labels"][kPoolRuntimeLabel] = seat.runtime_dir;
     body["labels"][kPoolSlotLabel] = std::to_string(range ? range->slot() : -1);
@@ -156,7 +158,8 @@ int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines) {
   std::string digest;  // "" when the pool is off: no member fits
   if (seat.pool_size > 0) {
     std::optional<RangeClaim> none;
-    digest = member_digest(member_plan(seat, none));
+    PodmanApi api(seat.socket);
+    digest = member_digest(member_plan(seat, none), image_id(api, seat.image));
   } else {
     lines.push_back("the seat's pool is off (pool_size = 0 in " + (seat.path.empty() ? std::string("the seat config") : seat.path) + ")");
   }
@@ -195,6 +198,8 @@ int pool_fill_main(const std::string& program) {
     SeatConfig seat = current_seat_config();
     ensure_podman_socket(seat.socket, current_user_facts());
     std::vector<std::string> lines;
+    // The gc a warm session's launch left out (launcher/lifecycle/local.cc), before members are counted.
+    gc_before_launch(seat.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat));
     pool_fill(seat, lines);
     for (const auto& l : lines) std::fprintf(stderr, "%s: pool: %s\n", program.c_str(), l.c_str());
     return 0;

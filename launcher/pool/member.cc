@@ -53,7 +53,11 @@ nlohmann::json member_body(const LaunchPlan& plan) {
   return b;
 }
 
-std::string member_digest(const LaunchPlan& plan) { return pool_fit_digest(member_body(plan), plan.session_id); }
+std::string member_digest(const LaunchPlan& plan, const std::string& image_id) {
+  nlohmann::json body = member_body(plan);
+  body["image_id"] = image_id;
+  return pool_fit_digest(body, plan.session_id);
+}
 
 std::string member_spec(const LaunchPlan& plan, const std::vector<std::string>& base_env) {
   nlohmann::json b = create_body(plan);

@@ -29,8 +29,9 @@ std::string member_claim_dir(const std::string& session_dir);
 // for its id, so the digest of both tells whether the member fits.
 nlohmann::json member_body(const LaunchPlan& plan);
 
-// pool_fit_digest of member_body(plan) with the session id and the range's host ids taken out.
-std::string member_digest(const LaunchPlan& plan);
+// pool_fit_digest of member_body(plan) with the session id and the range's host ids taken out, and
+// IMAGE_ID (the image's id on the seat now: a tag rebuilt under the same name is another image).
+std::string member_digest(const LaunchPlan& plan, const std::string& image_id);
 
 // The spec the stub sources: `cd` to the plan's working dir, then `exec /usr/bin/env -i` with
 // BASE (podman's own environment of the member, e.g. container=podman) overlaid by the plan's

@@ -48,6 +48,13 @@ std::string pool_dir(const std::string& runtime_dir) {
   return dir;
 }
 
+std::string image_id(PodmanApi& api, const std::string& image) {
+  nlohmann::json info = api.image_inspect(image);
+  std::string id = info.is_object() ? info.value("Id", "") : "";
+  if (id.empty()) throw Error(ErrorKind::image_missing, "image '" + image + "': podman reported no id");
+  return id;
+}
+
 std::vector<Member> list_members(PodmanApi& api, const std::string& runtime_dir) {
   std::vector<Member> out;
   nlohmann::json list = api.list_by_label(kPoolLabel);
@@ -88,7 +95,13 @@ void drop_member_session(const std::string& runtime_dir, const std::string& sess
 }
 
 std::string discard_member(PodmanApi& api, const std::string& runtime_dir, const Member& m, const std::string& why) {
-  if (!m.claimed && launcher_alive(m.keeper_pid, m.started_unix)) ::kill(static_cast<pid_t>(m.keeper_pid), SIGKILL);
+  if (!m.claimed) {  // a fill's own claim first: a session that claimed it since the list keeps it
+    int dir = ::open(pool_dir(runtime_dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool mine = dir >= 0 && claim_member(dir, m.id, PoolClaim{static_cast<long>(::getpid()), m.started_unix, 0, ""});
+    if (dir >= 0) ::close(dir);
+    if (!mine) return "left member " + m.id.substr(0, 12) + ": a session claimed it meanwhile";
+    if (launcher_alive(m.keeper_pid, m.started_unix)) ::kill(static_cast<pid_t>(m.keeper_pid), SIGKILL);
+  }
   bool removed = api.remove_retrying(m.id);
   if (removed) {
     drop_member_session(runtime_dir, m.session);

@@ -28,7 +28,10 @@ struct Member {
   bool ready = false;  // unclaimed, initialised, this boot's, its keeper alive: a claim may take it
 };
 
-std::string pool_dir(const std::string& runtime_dir);  // RUNTIME_DIR/.pool, made 0700 when missing
+std::string pool_dir(const std::string& runtime_dir);
+
+// The image's id on the seat (what a member's digest carries). Throws Error(image_missing).
+std::string image_id(PodmanApi& api, const std::string& image);  // RUNTIME_DIR/.pool, made 0700 when missing
 
 std::vector<Member> list_members(PodmanApi& api, const std::string& runtime_dir);
 

@@ -27,7 +27,22 @@ void apply_pool_claim(LiveSession& s) {
   s.pool_claimed = true;
   s.launcher_pid = claim->pid;
   s.started_unix = claim->started_unix;
+  s.timeout_ms = claim->timeout_ms;
+  s.pool_session_ran = !claim->session.empty();  // gc's or a fill's own claim before a removal ran nothing
   if (!claim->session.empty()) s.session = claim->session;
+}
+
+bool claim_for_removal(const LiveSession& s) {
+  if (s.pool_runtime_dir.empty() || s.pool_runtime_dir[0] != '/') return true;  // an old member: its labels alone
+  int dir = ::open((s.pool_runtime_dir + "/.pool").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (dir < 0) return true;  // no pool dir: no claim can be there
+  bool mine = false;
+  try {
+    mine = claim_member(dir, s.container_id, PoolClaim{static_cast<long>(::getpid()), s.started_unix, 0, ""});
+  } catch (const std::exception&) {
+  }
+  ::close(dir);
+  return mine;
 }
 
 void drop_pool_claim(const std::string& runtime_dir, const std::string& container_id) {

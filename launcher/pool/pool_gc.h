@@ -15,6 +15,10 @@ namespace asbx {
 // become the claim's.
 void apply_pool_claim(LiveSession& s);
 
+// Links gc's own claim (no session) on an unclaimed member before removing it: false when a session's
+// claim was there first (the member is that session's now; leave it).
+bool claim_for_removal(const LiveSession& s);
+
 void drop_pool_claim(const std::string& runtime_dir, const std::string& container_id);
 
 // Claim files older than a minute whose container is not in LISTED (ids); one line per file removed.

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/util.h"
+#include "launcher/lifecycle/seat_tmpfs.h"
+#include <sys/stat.h>
 #include "launcher/podman/liveness.h"
 #include "launcher/podman/pool_claim.h"
 #include "launcher/pool/member.h"
@@ -48,13 +51,26 @@ std::int64_t plan_started_unix(const LaunchPlan& plan) {
   }
 }
 
-}  // namespace
 
-std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
-  std::string digest = member_digest(plan);
+// The session's own dir with its owner, as the cold path's listener makes it: an id a live launcher
+// holds is refused before any member is touched. "" when this launcher did not make it.
+std::string hold_session_dir(const LaunchPlan& plan) {
+  std::string why, parent = plan.session_dir.substr(0, plan.session_dir.rfind('/'));
+  if (!make_dirs(parent, &why)) throw Error(ErrorKind::internal, "warm pool: " + parent + ": " + why);
+  bool made = ::mkdir(plan.session_dir.c_str(), 0700) == 0;
+  if (!made && errno != EEXIST) throw Error(ErrorKind::internal, "warm pool: mkdir " + plan.session_dir + ": " + std::strerror(errno));
+  if (!made) refuse_if_held(plan);
+  if (!write_session_owner(plan.session_dir + "/owner", plan))
+    throw Error(ErrorKind::internal, "warm pool: cannot write " + plan.session_dir + "/owner");
+  return plan.session_dir;
+}
+
+std::optional<WarmMember> take_one(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
+  std::string digest;
   std::vector<Member> members;
   try {
     PodmanApi api(plan.socket);
+    digest = member_digest(plan, image_id(api, plan.image));
     members = list_members(api, runtime_dir);
   } catch (const Error& e) {
     why_cold = std::string("the pool could not be listed: ") + e.what();
@@ -70,7 +86,7 @@ std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string&
       ++other;
       continue;
     }
-    if (!claim_member(dir, m.id, PoolClaim{static_cast<long>(::getpid()), plan_started_unix(plan), plan.session_id})) continue;
+    if (!claim_member(dir, m.id, PoolClaim{static_cast<long>(::getpid()), plan_started_unix(plan), plan.timeout_ms, plan.session_id})) continue;
     WarmMember w{m.id, m.session, runtime_dir + "/" + m.session, runtime_dir, m.slot, UniqueFd()};
     std::string why;
     w.listener = take_listener(m, w.session_dir + "/seccomp.sock", why);
@@ -82,6 +98,22 @@ std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string&
   }
   why_cold = std::string(kNoReadyMember) + (other > 0 ? " was made for this session's plan (" + std::to_string(other) + " for another)" : "");
   return std::nullopt;
+}
+
+}  // namespace
+
+void release_session_dir(const std::string& own_dir) {
+  if (own_dir.empty()) return;
+  ::unlink((own_dir + "/owner").c_str());
+  ::rmdir(own_dir.c_str());
+}
+
+std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
+  std::string own = hold_session_dir(plan);
+  std::optional<WarmMember> w = take_one(plan, runtime_dir, why_cold);
+  if (!w) release_session_dir(own);
+  else w->own_dir = own;
+  return w;
 }
 
 }  // namespace asbx

@@ -22,9 +22,14 @@ struct WarmMember {
   std::string runtime_dir;
   std::int64_t slot = -1;   // its user namespace range (-1: none)
   UniqueFd listener;        // the member's listening socket; runc's connection waits in it
+  std::string own_dir;      // the session's own dir (its owner file): a second launcher of its id is refused
 };
 
-// nullopt with `why_cold` set when no member could be claimed. Throws nothing but Error(internal).
+// nullopt with `why_cold` set when no member could be claimed. Throws Error(create_failed) when a
+// live launcher holds the session's id (as the cold path's), Error(internal) on an OS error.
 std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold);
+
+// The session dir take_member held (its owner file, the dir when empty), after the session.
+void release_session_dir(const std::string& own_dir);
 
 }  // namespace asbx

@@ -85,6 +85,7 @@ void WarmBinds::release() {
 void WarmBinds::finish(const WarmMember& member, bool removed_here) {
   release();
   drop_member_session(member.runtime_dir, member.session);
+  release_session_dir(member.own_dir);
   if (removed_here) ::unlink((pool_dir(member.runtime_dir) + "/" + member.id + ".claim").c_str());
 }
 

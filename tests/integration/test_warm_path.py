@@ -7,7 +7,10 @@ made by `agent-sandbox pool fill`, claimed by sessions that fit, bound at claim,
   - a member made for another plan is discarded by the next fill, never handed out;
   - gc removes a member whose keeper died (no ledger line: no session ran), and a claimed member
     whose session failed is removed like any session's container;
-  - two concurrent warm sessions see only their own workspace under /sandbox/workspaces.
+  - two concurrent warm sessions see only their own workspace under /sandbox/workspaces;
+  - from a hostile pass: an image rebuilt under the seat's tag is another plan; a second launcher
+    of a running id is refused before it touches a member; a session that fails after its claim
+    (a busy workspace) removes the member; gc never removes a member a live session claimed.
 """
 import json
 import os
@@ -16,8 +19,9 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 
-from harness import CODES, LAUNCHER, SeatTest, podman, session_containers, GVISOR
+from harness import CODES, IMAGE, LAUNCHER, SeatTest, podman, session_containers, GVISOR
 
 AGENT_UID = 1000
 
@@ -117,9 +121,11 @@ class Concurrent(WarmSeat):
         wss = [self.workspace(f"c{i}") for i in range(5)]
         results = [None] * 5
 
-        def one(i):
-            results[i] = self.seat.status("--id", f"conc-{i}", "--workspace", str(wss[i]), "--",
-                                          "sh", "-c", "ls /sandbox/workspaces; sleep 1")
+        def one(i):  # a status file of its own (the harness numbers them by counting: not for threads)
+            path = self.seat.dir / f"conc-{i}.json"
+            proc = self.seat.run("--status-file", str(path), "--id", f"conc-{i}", "--workspace", str(wss[i]), "--",
+                                 "sh", "-c", "ls /sandbox/workspaces; sleep 1")
+            results[i] = (proc, json.loads(path.read_text()))
 
         threads = [threading.Thread(target=one, args=(i,)) for i in range(5)]
         for t in threads:
@@ -134,7 +140,7 @@ class Concurrent(WarmSeat):
                 warm.append(rec["container_id"])
             else:
                 self.assertTrue(rec["path_reason"].startswith("no ready member"), rec["path_reason"])
-        self.assertEqual(len(warm), len(set(warm)))
+        self.assertEqual(len(warm), len(set(warm)), [(r["id"], r["path"], r["container_id"], r["durations_ms"]) for _, r in results])
         self.assertTrue(set(warm) <= made)
         self.assertGreaterEqual(len(warm), 1)
 
@@ -194,3 +200,81 @@ class Leftovers(WarmSeat):
         self.assertIn(rec["container_id"], made)
         self.assertNotIn(rec["container_id"], members(self.seat))
         self.assertFalse((self.seat.dir / "run" / ".pool" / (rec["container_id"] + ".claim")).exists())
+
+
+class HostilePassFindings(WarmSeat):
+    def test_an_image_rebuilt_under_the_seats_tag_is_another_plan(self):
+        tag = f"localhost/asbx-warm-{uuid.uuid4().hex[:8]}:latest"
+        podman("tag", IMAGE, tag)
+        self.addCleanup(podman, "rmi", tag, check=False)
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base.replace(f'image = "{IMAGE}"', f'image = "{tag}"'))
+        self.base = self.base.replace(f'image = "{IMAGE}"', f'image = "{tag}"')
+        self.fill()
+        old = set(members(self.seat))
+        cid = podman("create", tag, "true").stdout.strip()
+        podman("commit", "-q", cid, tag)  # the tag now names another image
+        podman("rm", cid)
+        proc, rec = self.seat.status("--id", "rebuilt", "--", "true")
+        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]),
+                         (0, "cold", "no ready member was made for this session's plan (2 for another)"), proc.stderr)
+        until = time.monotonic() + 30  # that session's refill (or this fill) replaces both
+        while set(members(self.seat)) & old or len(members(self.seat)) < 2:
+            self.fill()
+            self.assertLess(time.monotonic(), until, "members of the old image stayed")
+            time.sleep(0.2)
+
+    def test_a_second_launcher_of_a_running_id_is_refused_before_any_member(self):
+        self.fill()
+        first = subprocess.Popen([str(LAUNCHER), "--id", "dup", "--", "sleep", "5"], env=self.seat.env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(first.wait)
+        until = time.monotonic() + 20  # warm: named asbx-dup once it started
+        while not podman("ps", "-q", "--filter", "name=^asbx-dup$").stdout.strip():
+            self.assertLess(time.monotonic(), until)
+            time.sleep(0.05)
+        self.ready(1)
+        pool = self.seat.dir / "run" / ".pool"
+        before = {m for m in members(self.seat) if not (pool / (m + ".claim")).exists()}  # the unclaimed ones
+        proc, rec = self.seat.status("--id", "dup", "--", "echo", "second")
+        self.assertLauncherError(proc, rec, "create_failed",
+                                 f"--id dup: a session of that id is already running on this seat (its launcher is pid "
+                                 f"{first.pid}); nothing was created")
+        self.assertEqual(proc.stdout, b"")
+        self.assertTrue(before <= set(members(self.seat)))  # every ready member is still there, unclaimed
+        self.assertFalse(any((self.seat.dir / "run" / ".pool" / (m + ".claim")).exists() for m in before))
+        self.assertEqual(first.wait(60), 0)
+
+    def test_a_session_that_fails_after_its_claim_removes_the_member(self):
+        self.fill()
+        made = set(members(self.seat))
+        ws = self.workspace("busy")
+        self.seat.config_file.write_text(self.base)  # the holder goes cold: both members stay for the second
+        holder = subprocess.Popen([str(LAUNCHER), "--id", "holder", "--workspace", str(ws), "--", "sleep", "5"],
+                                  env=self.seat.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(holder.wait)
+        until = time.monotonic() + 20
+        while not session_containers("holder", settle=0):
+            self.assertLess(time.monotonic(), until)
+            time.sleep(0.05)
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base)
+        proc, rec = self.seat.status("--id", "busy-2", "--workspace", str(ws), "--", "true")
+        self.assertEqual(proc.returncode, CODES["workspace_rejected"], proc.stderr)
+        self.assertEqual((rec["path"], rec["container_removed"]), ("warm", True))
+        self.assertIn(rec["container_id"], made)
+        self.assertNotIn(rec["container_id"], members(self.seat))  # removed, not left claimed
+        self.assertFalse((self.seat.dir / "run" / ".pool" / (rec["container_id"] + ".claim")).exists())
+        self.assertEqual(holder.wait(60), 0)
+
+    def test_gc_leaves_a_member_a_live_session_claimed_though_its_keeper_died(self):
+        self.fill()
+        cid, m = next(iter(members(self.seat).items()))
+        # a claim naming this (live) process, written as a claiming launcher writes it
+        (self.seat.dir / "run" / ".pool" / (cid + ".claim")).write_text(f"{os.getpid()} {int(time.time())} 0 s-live\n")
+        os.kill(int(m["Labels"]["agent-sandbox.launcher-pid"]), signal.SIGKILL)
+        time.sleep(0.2)
+        proc = self.seat.run("gc")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(cid, members(self.seat))
+        (self.seat.dir / "run" / ".pool" / (cid + ".claim")).unlink()  # CONTROL: unclaimed, the keeper gone
+        proc = self.seat.run("gc")
+        self.assertNotIn(cid, members(self.seat))

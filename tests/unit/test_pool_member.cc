@@ -64,14 +64,15 @@ TEST_CASE("pool member: the body carries the stub, PATH alone, no workspace, the
   CHECK(claim["options"] == nlohmann::json({"rbind", "ro", "nosuid", "nodev", "noexec"}));
 }
 
-TEST_CASE("pool member: a session with a workspace has its member's digest; other limits do not") {
+TEST_CASE("pool member: a session with a workspace has its member's digest; another image or other limits do not") {
   Tree t;
-  std::string member = member_digest(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false));
+  std::string member = member_digest(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false), "sha256:aaaa");
   LaunchPlan session = plan(t, "s-1", {"codex", "exec", "fix it"}, true);
-  CHECK(member_digest(session) == member);
+  CHECK(member_digest(session, "sha256:aaaa") == member);
+  CHECK(member_digest(session, "sha256:bbbb") != member);  // the tag rebuilt: another image
   for (const auto& m : member_body(session)["mounts"]) CHECK(m.value("destination", "") != "/sandbox/workspaces/w1");
   session.limits.memory_bytes /= 2;
-  CHECK(member_digest(session) != member);
+  CHECK(member_digest(session, "sha256:aaaa") != member);
 }
 
 TEST_CASE("pool member: the spec cds and execs the cold body's command with its environment, quoted") {
