@@ -32,6 +32,7 @@ _agent_sandbox() {
     doctor) [[ $cmd == sandbox-run ]] && opts='--json' || opts='--json --registry'
       COMPREPLY=($(compgen -W "$opts" -- "$cur")); return ;;
     gc|exit-codes) COMPREPLY=($(compgen -W '--json' -- "$cur")); return ;;
+    pool) COMPREPLY=($(compgen -W 'fill' -- "$cur")); return ;;
     ps) [[ $cmd == sandbox-run ]] && opts='--json' || opts='--json --registry --host'
       COMPREPLY=($(compgen -W "$opts" -- "$cur")); return ;;
     attach|stop) [[ $cmd == sandbox-run ]] && opts='' || opts='--registry --host'
@@ -40,7 +41,7 @@ _agent_sandbox() {
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ $cword -eq 1 ]]; then
-    COMPREPLY=($(compgen -W 'doctor gc ps attach stop exit-codes kube seccomp-profile' -- "$cur"))
+    COMPREPLY=($(compgen -W 'doctor gc pool ps attach stop exit-codes kube seccomp-profile' -- "$cur"))
   fi
 }
 complete -F _agent_sandbox agent-sandbox sandbox-run agent-sandbox-unsafe
