@@ -16,6 +16,7 @@
 #include "launcher/doctor/doctor_kernel.h"
 #include "launcher/doctor/doctor_runsc.h"
 #include "launcher/doctor/doctor_userns.h"
+#include "launcher/doctor/doctor_pool.h"
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/podman/podman_api.h"
@@ -149,6 +150,7 @@ std::vector<DoctorCheck> run_doctor() {
   out.push_back(check_limits(user, seat, version));
   check_disk(seat, out);
   check_user_namespace(seat, user, out);
+  check_pool(seat, user, out);
   check_credentials(seat, user, static_cast<std::int64_t>(std::time(nullptr)), out);
   check_runsc(seat, user, out);
   check_kernel_knobs(out);

@@ -162,9 +162,10 @@ class Session {
     std::int64_t started = steady_ms();
     result_.setup_ms = started - t0;
     if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
-    if (warm_) timed("rename", [&] { rename_member(api_, *warm_, plan_.container_name, result_.warnings); });
+    WarmRename rename(warm_, plan_);  // beside the agent, not before it; joined before anything after it
     PumpHooks hooks = pump_hooks();
     PumpResult pumped = timed("agent", [&] { return pump_stdio(attach, io_, plan_.tty, signals_, hooks); });
+    rename.join(result_);
     if (init_.outlives(kStreamOutlivedMs))
       throw Error(ErrorKind::podman_unreachable,
                   "the attach stream from " + plan_.socket + " ended while the agent still ran");

@@ -147,6 +147,11 @@ std::string make_one(const SeatConfig& seat) {
 
 }  // namespace
 
+std::string pool_plan_digest(const SeatConfig& seat, PodmanApi& api) {
+  std::optional<RangeClaim> none;
+  return member_digest(member_plan(seat, none), image_id(api, seat.image));
+}
+
 int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines) {
   // One fill at a time (a concurrent one would count the same ready members and make as many again).
   std::string lock_path = pool_dir(seat.runtime_dir) + "/.fill.lock";
@@ -157,9 +162,8 @@ int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines) {
   }
   std::string digest;  // "" when the pool is off: no member fits
   if (seat.pool_size > 0) {
-    std::optional<RangeClaim> none;
     PodmanApi api(seat.socket);
-    digest = member_digest(member_plan(seat, none), image_id(api, seat.image));
+    digest = pool_plan_digest(seat, api);
   } else {
     lines.push_back("the seat's pool is off (pool_size = 0 in " + (seat.path.empty() ? std::string("the seat config") : seat.path) + ")");
   }

@@ -9,8 +9,12 @@
 #include <vector>
 
 #include "base/seat_config.h"
+#include "launcher/podman/podman_api.h"
 
 namespace asbx {
+
+// The digest a member made now for SEAT would carry (doctor compares the waiting ones with it).
+std::string pool_plan_digest(const SeatConfig& seat, PodmanApi& api);
 
 // Members made; lines for stderr. Throws Error (the first member that could not be made).
 int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines);

@@ -109,7 +109,14 @@ void release_session_dir(const std::string& own_dir) {
 }
 
 std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
-  std::string own = hold_session_dir(plan);
+  std::string own;
+  try {
+    own = hold_session_dir(plan);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::create_failed) throw;  // a live launcher holds the id: refused, as cold
+    why_cold = e.what();  // the cold path meets it too, and says so with its own code
+    return std::nullopt;
+  }
   std::optional<WarmMember> w = take_one(plan, runtime_dir, why_cold);
   if (!w) release_session_dir(own);
   else w->own_dir = own;

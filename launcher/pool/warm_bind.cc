@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/fdio.h"
+#include "launcher/lifecycle/pump.h"
 #include "launcher/pool/member.h"
 #include "launcher/pool/pool.h"
 
@@ -89,12 +90,28 @@ void WarmBinds::finish(const WarmMember& member, bool removed_here) {
   if (removed_here) ::unlink((pool_dir(member.runtime_dir) + "/" + member.id + ".claim").c_str());
 }
 
-void rename_member(PodmanApi& api, const WarmMember& member, const std::string& name, std::vector<std::string>& warnings) {
-  try {
-    api.rename(member.id, name);
-  } catch (const Error& e) {
-    warnings.push_back(std::string("the warm member keeps its pool name: ") + e.what());
-  }
+WarmRename::WarmRename(const WarmMember* member, const LaunchPlan& plan) {
+  if (!member) return;
+  thread_ = std::thread([this, id = member->id, name = plan.container_name, socket = plan.socket] {
+    std::int64_t t0 = steady_ms();
+    try {
+      PodmanApi(socket).rename(id, name);
+    } catch (const std::exception& e) {
+      warning_ = std::string("the warm member keeps its pool name: ") + e.what();
+    }
+    ms_ = steady_ms() - t0;
+  });
+}
+
+WarmRename::~WarmRename() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void WarmRename::join(SessionResult& result) {
+  if (!thread_.joinable()) return;
+  thread_.join();
+  result.phase_ms.emplace_back("rename", ms_);
+  if (!warning_.empty()) result.warnings.push_back(warning_);
 }
 
 }  // namespace asbx

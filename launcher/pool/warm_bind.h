@@ -5,12 +5,15 @@
 // stub's spec (launcher/pool/member.h) in the member's claim dir. verify_mounts checks the inode
 // inside afterwards, as for a cold session. Released when the session ends.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/plan.h"
+#include "base/result.h"
 #include "launcher/lifecycle/idmap_binds.h"
 #include "launcher/podman/podman_api.h"
 #include "launcher/pool/take.h"
@@ -36,8 +39,22 @@ class WarmBinds {
   std::vector<std::string> mounted_;
 };
 
-// The member's name becomes the session's (podman ps, gc's lines) once the agent runs: the claim
-// file decided whose it is; the name is for people, so a failure is a warning in WARNINGS.
-void rename_member(PodmanApi& api, const WarmMember& member, const std::string& name, std::vector<std::string>& warnings);
+// The member's name becomes the session's (podman ps, gc's lines) once the agent runs, on a thread
+// of its own beside the agent: the claim file decided whose it is; the name is for people, so a
+// failure is a warning. Nothing for a cold session (MEMBER null). join() adds the warning and the
+// "rename" phase; the destructor joins too (a session that threw), so no thread outlives it.
+class WarmRename {
+ public:
+  WarmRename(const WarmMember* member, const LaunchPlan& plan);
+  ~WarmRename();
+  WarmRename(const WarmRename&) = delete;
+  WarmRename& operator=(const WarmRename&) = delete;
+  void join(SessionResult& result);
+
+ private:
+  std::thread thread_;
+  std::string warning_;
+  std::int64_t ms_ = 0;
+};
 
 }  // namespace asbx

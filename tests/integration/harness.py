@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 import tempfile
+import sys
 import unittest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -59,6 +60,25 @@ RUNSC_SOCKET = os.environ.get("ASBX_RUNSC_SOCKET", "/run/agent-sandbox/podman-ru
 # the userns_matrix_short test).
 TEST_USERNS = os.environ.get("ASBX_TEST_USERNS", "range")
 RANGE_USERNS = TEST_USERNS == "range" and os.geteuid() == 0 and not GVISOR
+
+
+# ASBX_TEST_POOL=N: every rootful runc test seat keeps a warm pool of N members (docs/DECISIONS.md
+# "Issue 37: the warm pool"), filled when the seat is made; the containment suites run again with
+# their sessions warm wherever they fit (the warm_matrix_short test, scripts/warm-matrix.sh).
+TEST_POOL = int(os.environ.get("ASBX_TEST_POOL", "0"))
+
+
+def pool_seat_lines(text):
+    if not TEST_POOL or os.geteuid() != 0 or GVISOR or "\npool_size = " in "\n" + text:
+        return ""
+    return "" if f'\nsocket = "{SOCKET}"' not in "\n" + text else f"pool_size = {TEST_POOL}\n"
+
+
+def session_entries(run_dir):
+    """What sessions left in a seat's runtime dir: every entry but the warm pool's own (its members'
+    dirs and .pool, the seat's and not a session's)."""
+    run_dir = pathlib.Path(run_dir)
+    return [p for p in run_dir.glob("*") if not (p.name == ".pool" or p.name.startswith("pool-"))] if run_dir.exists() else []
 
 
 def gvisor_seat_lines(text):
@@ -128,6 +148,8 @@ class Seat:
             d.mkdir(parents=True)
         self.write(f'socket = "{socket}"\nimage = "{image}"\nworkspace_root = "{self.workspaces}"\n'
                    f'runtime_dir = "{self.dir}/run"\n' + extra)
+        if "\npool_size = " in "\n" + self.config_file.read_text():
+            self.run("pool", "fill")
 
     @property
     def config_file(self):
@@ -138,7 +160,8 @@ class Seat:
         return self.state_home / "agent-sandbox" / "ledger.jsonl"
 
     def write(self, text):
-        self.config_file.write_text(gvisor_seat_lines(text) + text)  # top-level keys go before any [table]
+        # top-level keys go before any [table]
+        self.config_file.write_text(pool_seat_lines(text) + gvisor_seat_lines(text) + text)
 
     def env(self, **more):
         env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR",)}
@@ -158,7 +181,27 @@ class Seat:
         return proc, record
 
     def cleanup(self):
+        self.drain_pool()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def drain_pool(self):
+        """A seat with a pool: pool_size = 0, then `pool fill` removes the waiting members; again
+        while a refill a session spawned holds the fill lock (at most 30 s)."""
+        if not self.config_file.exists() or "\npool_size = " not in "\n" + self.config_file.read_text():
+            return
+        if self.ledger.exists():  # the matrix's evidence: how many of this seat's sessions ran warm
+            paths = [json.loads(l).get("path") for l in self.ledger.read_text().splitlines() if l.strip()]
+            print(f"[pool] {paths.count('warm')} of {len(paths)} sessions warm", file=sys.stderr)
+        text = "".join(l for l in self.config_file.read_text().splitlines(True) if not l.startswith("pool_size = "))
+        self.config_file.write_text("pool_size = 0\n" + text)
+        label = "label=agent-sandbox.pool-runtime-dir=" + str(self.dir / "run")
+        until = time.monotonic() + 30
+        while time.monotonic() < until:
+            busy = b"another fill is at work" in self.run("pool", "fill").stderr
+            left = podman("ps", "-aq", "--filter", label, check=False).stdout.strip()
+            if not busy and not left:
+                return
+            time.sleep(0.2)
 
 
 class SeatTest(unittest.TestCase):

@@ -4,7 +4,7 @@ import os
 import subprocess
 import tempfile
 
-from harness import CODES, IMAGE, LAUNCHER, HeldAtItsSocket, SeatTest, session_containers, sha256, podman
+from harness import CODES, IMAGE, LAUNCHER, HeldAtItsSocket, SeatTest, session_containers, sha256, podman, session_entries
 
 INSIDE = r'''
 cg=/sys/fs/cgroup
@@ -167,7 +167,7 @@ class FailClosed(SeatTest):
                 self.assertLauncherError(proc, record, "usage", message)
         for n in range(1, 5):
             self.assertNoContainer(f"fu-{n}")
-        self.assertEqual(list((self.seat.dir / "run").glob("*")) if (self.seat.dir / "run").exists() else [], [])
+        self.assertEqual(session_entries(self.seat.dir / "run"), [])
 
     def test_bad_seat_config_names_file_and_line(self):
         self.seat.write('socket = "/x"\nimage = 5\n')

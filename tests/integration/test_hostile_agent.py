@@ -3,6 +3,7 @@
 Each class is one attack of docs/THREATS.md; each test asserts the control that stops it."""
 import json
 import os
+import re
 import pathlib
 import shutil
 import signal
@@ -12,7 +13,7 @@ import tempfile
 import threading
 import time
 
-from harness import CODES, GVISOR, IMAGE, LAUNCHER, RUNSC_SOCKET, SOCKET, SeatTest, podman, session_containers, unavailable
+from harness import CODES, GVISOR, IMAGE, LAUNCHER, RUNSC_SOCKET, SOCKET, SeatTest, podman, session_containers, unavailable, TEST_POOL
 
 AGENT_UID = 1000  # a root caller's agent
 
@@ -195,7 +196,9 @@ class SwappingRelay:
     def copy(self, src, dst, watch=False):
         try:
             while data := src.recv(65536):
-                if watch and not self.fired and b"/containers/create " in data:
+                # the warm path binds after the claim's inspect of its member instead (no create)
+                warm = TEST_POOL and re.search(rb"/containers/[0-9a-f]{64}/json", data)
+                if watch and not self.fired and (b"/containers/create " in data or warm):
                     self.fired = True
                     self.on_create()
                 dst.sendall(data)

@@ -15,7 +15,7 @@ import tempfile
 import time
 import unittest
 
-from harness import CODES, LAUNCHER, RANGE_USERNS, SOCKET, peak_rss_argv, peak_rss_bytes, removals_done
+from harness import CODES, LAUNCHER, RANGE_USERNS, SOCKET, peak_rss_argv, peak_rss_bytes, removals_done, session_entries
 from probe_seat import ProbeSeat, RootlessProbeSeat
 from test_seccomp import REFUSED, STILL_WORKS, control_run, table
 
@@ -40,7 +40,7 @@ class Recorded(ProbeSeat):
     def assertNothingLeft(self, session):
         self.assertNoContainer(session)
         removals_done(self.seat.dir / "run")  # a session answered before its removal (deferred)
-        self.assertEqual(list((self.seat.dir / "run").glob("*")), [])
+        self.assertEqual(session_entries(self.seat.dir / "run"), [])
 
     def ledger_last(self):
         return json.loads(self.seat.ledger.read_text().splitlines()[-1])
@@ -172,7 +172,7 @@ class Recorded(ProbeSeat):
             self.assertLauncherError(proc, record, "seccomp_unavailable",
                                      "the seccomp recorder's socket %s: bind: Not a directory; nothing was started" % path)
         self.assertNoContainer("screc-nolistener")
-        self.assertEqual(sorted(p.name for p in run.glob("*")), ["screc-nolistener"])
+        self.assertEqual(sorted(p.name for p in session_entries(run)), ["screc-nolistener"])
 
 
 class RecordedRootless(RootlessProbeSeat):

@@ -37,7 +37,7 @@ class WarmSeat(SeatTest):
         super().setUp()
         if os.geteuid() != 0 or GVISOR:
             self.skipTest("the pool is for rootful runc seats (plan/warm_fit.cc)")
-        self.base = self.seat.config_file.read_text()
+        self.base = "".join(l for l in self.seat.config_file.read_text().splitlines(True) if not l.startswith("pool_size = "))
         self.seat.config_file.write_text("pool_size = 2\n" + self.base)
         self.addCleanup(self.drain)
 
