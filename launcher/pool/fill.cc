@@ -29,6 +29,7 @@
 #include "launcher/pool/member.h"
 #include "launcher/pool/pool.h"
 #include "plan/build_plan.h"
+#include "plan/config.h"
 #include "plan/warm_fit.h"
 
 namespace asbx {
@@ -152,14 +153,18 @@ std::string pool_plan_digest(const SeatConfig& seat, PodmanApi& api) {
   return member_digest(member_plan(seat, none), image_id(api, seat.image));
 }
 
-int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines) {
+int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
   // One fill at a time (a concurrent one would count the same ready members and make as many again).
-  std::string lock_path = pool_dir(seat.runtime_dir) + "/.fill.lock";
+  std::string lock_path = pool_dir(first.runtime_dir) + "/.fill.lock";
   UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
     lines.push_back("another fill is at work");
     return 0;
   }
+  // The seat config as it is now that this fill holds the lock: a refill spawned before the owner
+  // turned the pool off (and a fill that drained it since) must not make members again.
+  SeatConfig seat = first.path.empty() ? first : load_seat_config(first.path, current_user_facts());
+  if (seat.runtime_dir != first.runtime_dir) return 0;  // another seat's pool now: its own fill
   std::string digest;  // "" when the pool is off: no member fits
   if (seat.pool_size > 0) {
     PodmanApi api(seat.socket);

@@ -76,9 +76,10 @@ def pool_seat_lines(text):
 
 def session_entries(run_dir):
     """What sessions left in a seat's runtime dir: every entry but the warm pool's own (its members'
-    dirs and .pool, the seat's and not a session's)."""
+    dirs, .pool, and the profile of a member a refill is making: the seat's, not a session's)."""
     run_dir = pathlib.Path(run_dir)
-    return [p for p in run_dir.glob("*") if not (p.name == ".pool" or p.name.startswith("pool-"))] if run_dir.exists() else []
+    pool = lambda name: name == ".pool" or name.startswith(("pool-", "seccomp-pool-"))
+    return [p for p in run_dir.glob("*") if not pool(p.name)] if run_dir.exists() else []
 
 
 def gvisor_seat_lines(text):
@@ -192,16 +193,17 @@ class Seat:
         if self.ledger.exists():  # the matrix's evidence: how many of this seat's sessions ran warm
             paths = [json.loads(l).get("path") for l in self.ledger.read_text().splitlines() if l.strip()]
             print(f"[pool] {paths.count('warm')} of {len(paths)} sessions warm", file=sys.stderr)
-        text = "".join(l for l in self.config_file.read_text().splitlines(True) if not l.startswith("pool_size = "))
-        self.config_file.write_text("pool_size = 0\n" + text)
+        # the real service (a test may have put a relay in front of it), the pool off
+        text = "".join(l for l in self.config_file.read_text().splitlines(True)
+                       if not l.startswith(("pool_size = ", "socket = ")))
+        self.config_file.write_text(f'pool_size = 0\nsocket = "{SOCKET}"\n' + text)
         label = "label=agent-sandbox.pool-runtime-dir=" + str(self.dir / "run")
-        until = time.monotonic() + 30
-        while time.monotonic() < until:
+        until, quiet = time.monotonic() + 30, 0
+        while time.monotonic() < until and quiet < 2:  # twice quiet: a refill spawned late finds it off
             busy = b"another fill is at work" in self.run("pool", "fill").stderr
             left = podman("ps", "-aq", "--filter", label, check=False).stdout.strip()
-            if not busy and not left:
-                return
-            time.sleep(0.2)
+            quiet = 0 if busy or left else quiet + 1
+            time.sleep(0.3)
 
 
 class SeatTest(unittest.TestCase):
