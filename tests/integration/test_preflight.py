@@ -182,8 +182,9 @@ class Preflight(unittest.TestCase):
         self.assertEqual(names[:len(head)], head)
         rest = names[len(head):]
         disks = rest.index("cred:codex") if "cred:codex" in rest else -1
-        self.assertGreaterEqual(disks, 1, names)  # one line per workspace root and git root
-        self.assertEqual(set(rest[:disks]), {"disk"})
+        self.assertGreaterEqual(disks, 2, names)  # one line per workspace root and git root, then the pool's
+        self.assertEqual(set(rest[:disks - 1]), {"disk"})
+        self.assertEqual(rest[disks - 1], "pool")  # the warm pool: off, or its members (docs/LIFECYCLE.md)
         # the package's credential table: one line per runtime, its credential and time left
         self.assertEqual(rest[disks:disks + 3], ["cred:codex", "cred:claude", "cred:cursor-agent"])
         # gVisor: "runsc" (installed or not), then its platform when it is
