@@ -136,10 +136,11 @@ int run_local(const Request& req, const LocalOptions& opts) {
     claim_slot(req, seat, claim);
     SessionFacts facts = current_session_facts();
     plan = build_plan(req, seat, current_user_facts(), facts);
-    if (!req.dry_run) warm = claim_warm(req, seat, facts, plan, why_cold);
-    if (!req.dry_run && !warm && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req);
+    // Last: nothing between a claim and the session may fail, or the member would be left claimed.
+    if (!req.dry_run) warm = claim_warm(req, seat, facts, plan, why_cold);
+    if (!req.dry_run && !warm && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);
   } catch (const Error& e) {
     say(opts.program + ": " + e.what());
     if (!req.status_file.empty()) write_status_file(req.status_file, early_failure_record(req.id, e));

@@ -57,12 +57,6 @@ void mount_ws(const LaunchPlan& plan) {
     throw Error(ErrorKind::create_failed, "warm pool: the member's workspace mount at " + ws + ": " + std::strerror(errno));
 }
 
-void drop_member_dirs(const LaunchPlan& plan) {
-  unmount_seat_tmpfs(plan.session_dir);
-  ::rmdir(member_ws_dir(plan.session_dir).c_str());
-  ::rmdir(member_claim_dir(plan.session_dir).c_str());
-}
-
 // podman reads the profile at create; it goes right after (the keeper never returns to drop it).
 Created create_member(PodmanApi& api, const LaunchPlan& plan, const nlohmann::json& body) {
   SeccompProfileForCreate profile(plan.seccomp);
@@ -110,7 +104,7 @@ Created create_member(PodmanApi& api, const LaunchPlan& plan, const nlohmann::js
     keep({listener.fd(), range ? range->fd() : -1});
   } catch (const Error& e) {
     if (!id.empty()) PodmanApi(plan->socket).remove(id);
-    if (plan) drop_member_dirs(*plan);
+    if (plan) drop_member_session(seat.runtime_dir, plan->session_id);  // its tmpfs mounts, then the whole dir
     write_all(report, "err " + std::to_string(e.exit_code()) + " " + std::to_string(static_cast<int>(e.kind())) + " " + e.what() + "\n");
   } catch (const std::exception& e) {
     write_all(report, std::string("err 1 -1 ") + e.what() + "\n");

@@ -3,7 +3,6 @@
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include "base/util.h"
 #include <cstring>
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/podman/gc.h"
 #include "launcher/podman/liveness.h"
 #include "launcher/podman/pool_claim.h"
 
@@ -30,13 +30,6 @@ std::int64_t number(const std::string& text) {
   } catch (const std::exception&) {
     return -1;
   }
-}
-
-std::string boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
-  return id;
 }
 
 }  // namespace
@@ -59,23 +52,25 @@ std::vector<Member> list_members(PodmanApi& api, const std::string& runtime_dir)
   std::vector<Member> out;
   nlohmann::json list = api.list_by_label(kPoolLabel);
   if (!list.is_array()) return out;
-  std::string boot = boot_id();
+  std::string boot = current_host_facts().boot_id;
   int dir = ::open(pool_dir(runtime_dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   for (const auto& e : list) {
     if (!e.is_object()) continue;
     nlohmann::json labels = e.value("Labels", nlohmann::json::object());
     if (label(labels, kPoolRuntimeLabel) != runtime_dir) continue;  // another seat config's
+    LiveSession s = session_from_list_entry(e);  // the launcher labels, read as gc reads them
+    if (!s.odd.empty()) continue;
     Member m;
-    m.id = e.value("Id", "");
-    m.state = e.value("State", "");
-    m.session = label(labels, "agent-sandbox.session");
+    m.id = s.container_id;
+    m.state = s.state;
+    m.session = s.session;
     m.digest = label(labels, kPoolLabel);
-    m.keeper_pid = static_cast<long>(number(label(labels, "agent-sandbox.launcher-pid")));
-    m.started_unix = number(label(labels, "agent-sandbox.started"));
+    m.keeper_pid = s.launcher_pid;
+    m.started_unix = s.started_unix;
     m.listener_fd = static_cast<int>(number(label(labels, kPoolListenerLabel)));
     m.slot = number(label(labels, kPoolSlotLabel));
     m.claimed = dir >= 0 && read_claim(dir, m.id).has_value();
-    m.ready = !m.claimed && m.state == "initialized" && label(labels, "agent-sandbox.boot-id") == boot &&
+    m.ready = !m.claimed && m.state == "initialized" && s.boot_id == boot &&
               m.listener_fd >= 0 && launcher_alive(m.keeper_pid, m.started_unix);
     if (!m.id.empty()) out.push_back(m);
   }

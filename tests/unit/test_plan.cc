@@ -154,6 +154,11 @@ TEST_CASE("seat config errors name file and line") {
   CHECK_THROWS_WITH_AS(parse_seat_config("waive_unenforced_limits = 1\n", "s.toml", root_user()),
                        "s.toml:1: 'waive_unenforced_limits' must be true or false", Error);
   CHECK_THROWS_AS(parse_seat_config("x = [\n", "s.toml", root_user()), Error);
+  CHECK_THROWS_WITH_AS(parse_seat_config("pool_size = 33\n", "s.toml", root_user()),
+                       "s.toml:1: 'pool_size' must be between 0 and 32", Error);
+  CHECK_THROWS_WITH_AS(parse_seat_config("pool_size = -1\n", "s.toml", root_user()),
+                       "s.toml:1: 'pool_size' must be between 0 and 32", Error);
+  CHECK(parse_seat_config("pool_size = 32\n", "s.toml", root_user()).pool_size == 32);
 }
 
 TEST_CASE("the waiver comes only from the seat file and is named") {
