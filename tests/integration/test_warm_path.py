@@ -265,6 +265,18 @@ class HostilePassFindings(WarmSeat):
         self.assertFalse((self.seat.dir / "run" / ".pool" / (rec["container_id"] + ".claim")).exists())
         self.assertEqual(holder.wait(60), 0)
 
+    def test_a_launch_refused_before_its_session_claims_no_member(self):
+        self.fill()
+        made = set(members(self.seat))
+        proc, rec = self.seat.status("--id", "bad-log", "--capture-log", str(self.seat.dir / "no" / "such" / "log"),
+                                     "--", "true")
+        self.assertNotEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((rec["outcome"], rec.get("container_id")), ("launcher_error", None))
+        self.assertEqual(set(members(self.seat)), made)  # both still there
+        pool = self.seat.dir / "run" / ".pool"
+        self.assertEqual([p.name for p in pool.glob("*.claim")] if pool.exists() else [], [])  # and unclaimed
+        self.assertFalse((self.seat.dir / "run" / "bad-log").exists())
+
     def test_gc_leaves_a_member_a_live_session_claimed_though_its_keeper_died(self):
         self.fill()
         cid, m = next(iter(members(self.seat).items()))
