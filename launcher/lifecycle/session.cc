@@ -78,6 +78,7 @@ class Session {
     if (warm_) {  // made and initialised ahead of time; its keeper handed over runc's listener (launcher/pool/take.h)
       result_.container_id = warm_->id;  // claimed: whatever fails from here, cleanup() removes it
       result_.path = "warm";
+      result_.phase_ms.emplace_back("claim", warm_->claim_ms);
       listener_.adopt(std::move(warm_->listener), warm_->session_dir + "/seccomp.sock");
     }
     git_.pin(plan_);  // the validated dirs by fd, before anything exists

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <optional>
+#include <set>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -28,6 +29,7 @@
 #include "launcher/podman/podman_socket.h"
 #include "launcher/pool/member.h"
 #include "launcher/pool/pool.h"
+#include "launcher/pool/ready.h"
 #include "plan/build_plan.h"
 #include "plan/config.h"
 #include "plan/warm_fit.h"
@@ -63,6 +65,19 @@ Created create_member(PodmanApi& api, const LaunchPlan& plan, const nlohmann::js
   return api.create(body);
 }
 
+// The member's ready file: a claim finds it there (launcher/pool/ready.h).
+void announce(const LaunchPlan& plan, Member m, const std::string& id, int listener_fd, std::int64_t slot) {
+  m.id = id;
+  m.boot_id = current_host_facts().boot_id;
+  m.keeper_pid = static_cast<long>(::getpid());
+  auto started = plan.labels.find("agent-sandbox.started");
+  m.started_unix = started == plan.labels.end() ? 0 : std::stoll(started->second);
+  m.listener_fd = listener_fd;
+  m.slot = slot;
+  std::string why = write_ready(plan.session_dir, m);
+  if (!why.empty()) throw Error(ErrorKind::create_failed, "warm pool: " + why);
+}
+
 // Everything but the fds the member needs goes; the keeper then waits to be claimed (SIGKILL).
 [[noreturn]] void keep(std::initializer_list<int> held) {
   for (int fd = 0; fd < 1024; ++fd) {
@@ -90,7 +105,10 @@ Created create_member(PodmanApi& api, const LaunchPlan& plan, const nlohmann::js
     listener.bind(*plan);
     mount_ws(*plan);
     nlohmann::json body = member_body(*plan);
-    body["labels"][kPoolLabel] = member_digest(*plan, image_id(api, plan->image));
+    Member ready;
+    ready.image = image_id(api, plan->image);
+    ready.digest = member_digest(*plan, ready.image);
+    body["labels"][kPoolLabel] = ready.digest;
     body["labels"][kPoolListenerLabel] = std::to_string(listener.fd());
     body["labels"][kPoolRuntimeLabel] = seat.runtime_dir;
     body["labels"][kPoolSlotLabel] = std::to_string(range ? range->slot() : -1);
@@ -100,6 +118,7 @@ Created create_member(PodmanApi& api, const LaunchPlan& plan, const nlohmann::js
     limits.warnings = c.warnings;
     check_limits_enforced(limits, *plan);
     api.init(id);
+    announce(*plan, std::move(ready), id, listener.fd(), range ? range->slot() : -1);
     write_all(report, "ok " + id + "\n");
     keep({listener.fd(), range ? range->fd() : -1});
   } catch (const Error& e) {
@@ -167,11 +186,15 @@ int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
     lines.push_back("the seat's pool is off (pool_size = 0 in " + (seat.path.empty() ? std::string("the seat config") : seat.path) + ")");
   }
   PodmanApi api(seat.socket);
+  std::set<std::string> announced;  // what a claim finds (launcher/pool/ready.h)
+  for (const auto& m : ready_members(seat.runtime_dir)) announced.insert(m.id);
   int ready = 0;
   for (const auto& m : list_members(api, seat.runtime_dir))
-    if (m.ready && m.digest == digest) ++ready;
+    if (m.ready && m.digest == digest && announced.count(m.id)) ++ready;
     else if (!m.claimed && m.digest != digest)
       lines.push_back(discard_member(api, seat.runtime_dir, m, digest.empty() ? "the pool is off" : "it was made for another plan"));
+    else if (!m.claimed && m.ready)
+      lines.push_back(discard_member(api, seat.runtime_dir, m, "it has no ready file (an older launcher made it)"));
   int made = 0;
   for (; ready + made < seat.pool_size; ++made) lines.push_back("made member " + make_one(seat).substr(0, 12));
   return made;

@@ -20,6 +20,7 @@ inline constexpr const char* kPoolRuntimeLabel = "agent-sandbox.pool-runtime-dir
 
 struct Member {
   std::string id, session, digest, state;
+  std::string image, boot_id;  // from its ready file (launcher/pool/ready.h); "" from podman's list
   long keeper_pid = 0;
   std::int64_t started_unix = 0;
   int listener_fd = -1;

@@ -3,6 +3,8 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <future>
+#include <map>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -10,12 +12,14 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
 #include <sys/stat.h>
 #include "launcher/podman/liveness.h"
 #include "launcher/podman/pool_claim.h"
 #include "launcher/pool/member.h"
 #include "launcher/pool/pool.h"
+#include "launcher/pool/ready.h"
 
 namespace asbx {
 namespace {
@@ -65,36 +69,54 @@ std::string hold_session_dir(const LaunchPlan& plan) {
   return plan.session_dir;
 }
 
+void drop_claimed(const LaunchPlan& plan, const std::string& runtime_dir, Member m, const std::string& why) {
+  PodmanApi api(plan.socket);
+  m.claimed = true;
+  discard_member(api, runtime_dir, m, why);
+}
+
+// The members are read from their ready files (launcher/pool/ready.h) while podman is asked for the
+// seat image's id beside them; the winner's image is checked against it before it is handed out
+// (its state is the session's inspect, after the plan is made again on its range: session.cc).
 std::optional<WarmMember> take_one(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
-  std::string digest;
-  std::vector<Member> members;
-  try {
+  std::future<std::string> image = std::async(std::launch::async, [&plan] {
     PodmanApi api(plan.socket);
-    digest = member_digest(plan, image_id(api, plan.image));
-    members = list_members(api, runtime_dir);
-  } catch (const Error& e) {
-    why_cold = std::string("the pool could not be listed: ") + e.what();
-    return std::nullopt;
-  }
+    return image_id(api, plan.image);
+  });
   int dir = ::open(pool_dir(runtime_dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) throw Error(ErrorKind::internal, "warm pool: cannot open " + pool_dir(runtime_dir) + ": " + std::strerror(errno));
   UniqueFd dir_fd(dir);
+  std::vector<Member> members = ready_members(runtime_dir);
+  std::map<std::string, std::string> digests;  // a member's image id -> this plan's digest on it
   int other = 0;
   for (const auto& m : members) {
     if (!m.ready) continue;
+    std::string& digest = digests[m.image];
+    if (digest.empty()) digest = member_digest(plan, m.image);
     if (m.digest != digest) {
       ++other;
       continue;
     }
     if (!claim_member(dir, m.id, PoolClaim{static_cast<long>(::getpid()), plan_started_unix(plan), plan.timeout_ms, plan.session_id})) continue;
-    WarmMember w{m.id, m.session, runtime_dir + "/" + m.session, runtime_dir, m.slot, UniqueFd()};
+    WarmMember w{m.id, m.session, runtime_dir + "/" + m.session, runtime_dir, m.slot, UniqueFd(), "", 0};
     std::string why;
     w.listener = take_listener(m, w.session_dir + "/seccomp.sock", why);
-    if (w.listener) return w;
-    PodmanApi api(plan.socket);
-    Member claimed = m;
-    claimed.claimed = true;
-    discard_member(api, runtime_dir, claimed, "claimed, but " + why);
+    if (!w.listener) {
+      drop_claimed(plan, runtime_dir, m, "claimed, but " + why);
+      continue;
+    }
+    std::string seat_image;
+    try {
+      seat_image = image.get();
+    } catch (const Error& e) {
+      drop_claimed(plan, runtime_dir, m, "claimed, but the seat's image could not be checked");
+      why_cold = std::string("the seat's image could not be checked: ") + e.what();
+      return std::nullopt;
+    }
+    if (seat_image == m.image) return w;
+    drop_claimed(plan, runtime_dir, m, "claimed, but it was made from another image than the seat's now");
+    for (const auto& n : members) other += n.ready && n.image != seat_image ? 1 : 0;
+    break;
   }
   why_cold = std::string(kNoReadyMember) + (other > 0 ? " was made for this session's plan (" + std::to_string(other) + " for another)" : "");
   return std::nullopt;
@@ -109,6 +131,7 @@ void release_session_dir(const std::string& own_dir) {
 }
 
 std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
+  std::int64_t t0 = steady_ms();
   std::string own;
   try {
     own = hold_session_dir(plan);
@@ -120,6 +143,7 @@ std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string&
   std::optional<WarmMember> w = take_one(plan, runtime_dir, why_cold);
   if (!w) release_session_dir(own);
   else w->own_dir = own;
+  if (w) w->claim_ms = steady_ms() - t0;
   return w;
 }
 

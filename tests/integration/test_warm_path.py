@@ -177,6 +177,22 @@ class ColdWithAReason(WarmSeat):
         proc, rec = self.seat.status("--id", "fresh", "--", "true")
         self.assertEqual(rec["path"], "warm")
 
+    def test_a_member_without_its_ready_file_is_never_handed_out_and_the_fill_replaces_it(self):
+        """A claim reads the keepers' ready files, not podman's list (launcher/pool/ready.h): a member
+        an older launcher made (no ready file) is no member to it, and the next fill removes it."""
+        self.drain()  # a seat the harness filled (ASBX_TEST_POOL) starts empty here
+        self.seat.config_file.write_text("pool_size = 1\n" + self.base)
+        self.fill()
+        (first, m), = members(self.seat).items()
+        (self.seat.dir / "run" / m["Labels"]["agent-sandbox.session"] / "ready").unlink()
+        proc = self.fill()
+        self.assertIn(f"removed member {first[:12]}: it has no ready file (an older launcher made it)", proc.stderr.decode())
+        (second, m), = members(self.seat).items()
+        self.assertNotEqual(second, first)
+        (self.seat.dir / "run" / m["Labels"]["agent-sandbox.session"] / "ready").unlink()
+        proc, rec = self.seat.status("--id", "no-ready", "--", "true")
+        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]), (0, "cold", "no ready member"), proc.stderr)
+        self.assertFalse((self.seat.dir / "run" / ".pool" / (second + ".claim")).exists())
 
 class Leftovers(WarmSeat):
     def test_gc_removes_a_member_whose_keeper_died(self):
@@ -206,7 +222,7 @@ class HostilePassFindings(WarmSeat):
     def test_an_image_rebuilt_under_the_seats_tag_is_another_plan(self):
         tag = f"localhost/asbx-warm-{uuid.uuid4().hex[:8]}:latest"
         podman("tag", IMAGE, tag)
-        self.addCleanup(podman, "rmi", tag, check=False)
+        self.addCleanup(lambda: (self.drain(), podman("rmi", tag, check=False)))  # after its members went
         self.seat.config_file.write_text("pool_size = 2\n" + self.base.replace(f'image = "{IMAGE}"', f'image = "{tag}"'))
         self.base = self.base.replace(f'image = "{IMAGE}"', f'image = "{tag}"')
         self.fill()
