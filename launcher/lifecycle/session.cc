@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "launcher/wall/tripwire.h"
+#include "launcher/lifecycle/agent_deadlines.h"
 #include "launcher/gitguard/guard.h"
 #include "launcher/wall/wall.h"
 #include "launcher/podman/attach.h"
@@ -162,7 +163,7 @@ class Session {
     started_ = true;
     std::int64_t started = steady_ms();
     result_.setup_ms = started - t0;
-    if (plan_.timeout_ms > 0) timeout_at_ = started + plan_.timeout_ms;
+    deadlines_.start(started, plan_.timeout_ms);
     WarmRename rename(warm_, plan_);  // beside the agent, not before it; joined before anything after it
     PumpHooks hooks = pump_hooks();
     PumpResult pumped = timed("agent", [&] { return pump_stdio(attach, io_, plan_.tty, signals_, hooks); });
@@ -196,39 +197,10 @@ class Session {
 
   PumpHooks pump_hooks() {
     PumpHooks h;
-    h.on_signal = [this](int sig) { forward_signal(sig); };
+    deadlines_.hook(h);
     h.on_winch = [this] { resize(); };
-    h.deadline = [this] { return next_deadline(); };
-    h.on_deadline = [this] { deadline_passed(); };
-    // Output still queued when the agent has stopped is delivered, unless the session was
-    // killed or its timeout passes meanwhile: a caller that stopped reading cannot hold it.
-    h.ending = [this] { return kill_sent_ || grace_until_ >= 0; };
-    h.keep_draining = [this] {
-      return !kill_sent_ && grace_until_ < 0 && (timeout_at_ < 0 || steady_ms() < timeout_at_);
-    };
     h.on_output = [this](int stream, std::string_view bytes) { output_scan_.feed(stream, bytes); };
     return h;
-  }
-
-  std::int64_t next_deadline() const {
-    if (kill_sent_) return -1;
-    if (grace_until_ >= 0) return grace_until_;
-    return timeout_at_;
-  }
-
-  void forward_signal(int sig) {
-    if (result_.cause.empty()) {
-      result_.cause = "signal";
-      result_.signal = sig;
-    }
-    api_.kill(result_.container_id, sig);
-    if (grace_until_ < 0) grace_until_ = steady_ms() + plan_.grace_ms;
-  }
-
-  void deadline_passed() {
-    if (grace_until_ < 0 && result_.cause.empty()) result_.cause = "timeout";
-    kill_sent_ = true;
-    api_.kill(result_.container_id, SIGKILL);
   }
 
   void resize() {
@@ -301,11 +273,9 @@ class Session {
   OutputScan output_scan_;  // inject mode: the agent's stdout/stderr searched for the real values
   DiskWatch disk_;
   ExitCode exit_;  // conmon's exit file, else podman's wait
+  AgentDeadlines deadlines_{api_, result_, plan_.grace_ms};  // --timeout, a signal's grace, the kill
   bool defer_;
   bool service_lost_ = false;
-  std::int64_t timeout_at_ = -1;
-  std::int64_t grace_until_ = -1;
-  bool kill_sent_ = false;
   bool started_ = false;
   bool state_done_ = false;
 };
