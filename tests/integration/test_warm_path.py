@@ -5,8 +5,11 @@ made by `agent-sandbox pool fill`, claimed by sessions that fit, bound at claim,
   - a member is claimed once: concurrent sessions never share one, and none is handed out twice;
   - what does not fit goes cold, and the record says why;
   - a member made for another plan is discarded by the next fill, never handed out;
-  - gc removes a member whose keeper died (no ledger line: no session ran), and a claimed member
-    whose session failed is removed like any session's container;
+  - gc removes a member whose keeper died (no ledger line: no session ran), a pool whose keepers and
+    members all died at once (a power cut's leftovers), and a claimed member whose session failed
+    is removed like any session's container;
+  - a claim reads the keepers' ready files: a member without one is never handed out, and the fill
+    replaces it;
   - two concurrent warm sessions see only their own workspace under /sandbox/workspaces;
   - from a hostile pass: an image rebuilt under the seat's tag is another plan; a second launcher
     of a running id is refused before it touches a member; a session that fails after its claim
@@ -206,6 +209,26 @@ class Leftovers(WarmSeat):
         self.assertNotIn(cid, members(self.seat))
         self.assertFalse((self.seat.dir / "run" / m["Labels"]["agent-sandbox.session"]).exists())
         self.assertFalse(self.seat.ledger.exists() and self.seat.ledger.read_text().strip())  # no session ran
+
+    def test_a_seat_power_cut_leaves_no_orphan_after_gc(self):
+        """What a power cut leaves of a pool, as far as a test can make it without a reboot: every
+        keeper and every member's processes gone at once (SIGKILL, no cleanup ran). The next gc
+        removes each member, its dir and its mounts, and writes no ledger line."""
+        self.fill()
+        made = members(self.seat)
+        self.assertEqual(len(made), 2)
+        for cid, m in made.items():
+            os.kill(int(m["Labels"]["agent-sandbox.launcher-pid"]), signal.SIGKILL)
+            pid = json.loads(podman("inspect", cid).stdout)[0]["State"]["Pid"]
+            os.kill(pid, signal.SIGKILL)  # runc's init, waiting on its exec fifo
+        time.sleep(0.3)
+        proc = self.seat.run("gc")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(members(self.seat), {})
+        run = self.seat.dir / "run"
+        self.assertEqual([p.name for p in run.iterdir() if p.name.startswith("pool-")], [])
+        self.assertNotIn(str(run) + "/pool-", pathlib.Path("/proc/self/mountinfo").read_text())
+        self.assertFalse(self.seat.ledger.exists() and self.seat.ledger.read_text().strip())
 
     def test_a_claimed_member_whose_session_failed_is_removed(self):
         self.fill()
