@@ -18,7 +18,7 @@ const std::vector<ExitCodeRow>& exit_code_table() {
       {ErrorKind::start_failed, 206, "start_failed", "the container was created but did not start"},
       {ErrorKind::command_not_found, 207, "command_not_found", "the command does not exist inside the container (podman's 127 case)"},
       {ErrorKind::command_not_executable, 208, "command_not_executable", "the command exists inside but cannot be executed (podman's 126 case)"},
-      {ErrorKind::limits_unenforced, 209, "limits_unenforced", "podman said it would ignore the resource limits and the seat config holds no waiver"},
+      {ErrorKind::limits_unenforced, 209, "limits_unenforced", "the resource limits would not hold: podman said it would ignore them and the seat config holds no waiver, or a warm member's cgroup did not take the session's"},
       {ErrorKind::killed_oom, 210, "killed_oom", "killed: out of memory (the session's memory limit)"},
       {ErrorKind::killed_timeout, 211, "killed_timeout", "killed: the session's --timeout passed"},
       {ErrorKind::credential_unresolved, 212, "credential_unresolved", "a required credential file is missing or unreadable"},

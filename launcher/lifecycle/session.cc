@@ -39,6 +39,7 @@
 #include "launcher/lifecycle/terminal.h"
 #include "base/util.h"
 #include "launcher/pool/warm_bind.h"
+#include "launcher/pool/warm_limits.h"
 
 namespace asbx {
 namespace {
@@ -96,6 +97,7 @@ class Session {
     if (plan_.seccomp.sentry_log) check_sandbox_boot(plan_, recorder_.sentry_boot(kSandboxBootWaitMs));
     exit_.arm(state, result_.container_id);
     watch_cgroup(pid);
+    if (warm_) apply_limits();
     timed("checks", [&] { before_start(pid, state); });
     // The baseline of what the session may add, and the watcher (launcher/lifecycle/disk_watch.h).
     timed("disk_baseline", [&] { disk_.arm(monitor_.location().freezer, monitor_.location().version, [this] { init_.kill(); }); });
@@ -115,6 +117,14 @@ class Session {
     if (plan_.seccomp.sentry_log) sentry_log = open_sentry_log_fifo(api_.inspect(c.id));  // before init opens it
     timed("init", [&] { api_.init(c.id); });
     idmap_.detach();  // the container holds its own copies now
+  }
+
+  // A member made with the seat's limits gets the session's before anything runs (warm_limits.h).
+  void apply_limits() {
+    nlohmann::json want = create_body(plan_)["resource_limits"];
+    std::int64_t t0 = steady_ms();
+    if (apply_warm_limits(api_, result_.container_id, want, warm_->resources, monitor_.location()))
+      result_.phase_ms.emplace_back("limits", steady_ms() - t0);
   }
 
   // Rootless creates of one user take turns (launcher/podman/create_lock.h: libsubid is not thread-safe).

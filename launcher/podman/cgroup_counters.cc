@@ -68,13 +68,14 @@ CgroupLocation locate_cgroup(const std::string& proc_cgroup, const std::string& 
   auto lines = cgroup_lines(proc_cgroup);
   CgroupLocation at;
   if (std::string mem = v1_dir(lines, "memory", root); !mem.empty()) {
-    at = {"v1", mem, v1_dir(lines, "pids", root), v1_dir(lines, "cpuacct", root), v1_dir(lines, "freezer", root)};
+    at = {"v1", mem, v1_dir(lines, "pids", root), v1_dir(lines, "cpuacct", root), v1_dir(lines, "freezer", root),
+          v1_dir(lines, "cpu", root)};
     return at;
   }
   for (const auto& l : lines)
     if (l.controllers.empty()) {
       std::string dir = root + (l.path == "/" ? "" : l.path);
-      at = {"v2", dir, dir, dir, dir};
+      at = {"v2", dir, dir, dir, dir, dir};
     }
   return at;
 }

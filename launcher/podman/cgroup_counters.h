@@ -19,6 +19,7 @@ struct CgroupLocation {
   std::string pids;     // v1: the pids controller's dir; v2: same as memory
   std::string cpu;      // v1: the cpuacct controller's dir; v2: same as memory
   std::string freezer;  // v1: the freezer controller's dir ("" without one); v2: same as memory
+  std::string cpu_limits;  // v1: the cpu controller's dir (its quota); v2: same as memory
 };
 
 // One reading of the counters; -1 where a file was absent.

@@ -133,6 +133,13 @@ void PodmanApi::kill(const std::string& id, int signal) {
   call("POST", "/containers/" + id + "/kill?signal=" + std::to_string(signal));
 }
 
+void PodmanApi::update(const std::string& id, const nlohmann::json& resources) {
+  Reply r = call("POST", "/containers/" + id + "/update", resources.dump());
+  if (r.status != 201 && r.status != 200 && r.status != 204)
+    throw Error(ErrorKind::limits_unenforced, "podman could not apply the session's limits to the warm member (" +
+                                                  std::to_string(r.status) + "): " + api_message(r.body) + "; nothing was started");
+}
+
 void PodmanApi::resize(const std::string& id, int rows, int cols) {
   call("POST", "/containers/" + id + "/resize?h=" + std::to_string(rows) + "&w=" + std::to_string(cols) +
                    "&running=true");

@@ -32,6 +32,9 @@ class PodmanApi {
   int wait(const std::string& id);              // blocks until the container stops
   nlohmann::json inspect(const std::string& id);
   void kill(const std::string& id, int signal);  // best effort
+  // The resources block of a create body applied to the container's cgroup (podman 4.3.1 runs
+  // `runc update`; inspect keeps the figures of create). Throws Error(limits_unenforced).
+  void update(const std::string& id, const nlohmann::json& resources);
   void resize(const std::string& id, int rows, int cols);
   bool remove(const std::string& id, bool* was_there = nullptr);  // force + volumes; false when it failed
   // remove(), tried up to 4 times 300 ms apart: a forced removal of a running container races podman's

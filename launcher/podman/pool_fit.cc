@@ -7,7 +7,8 @@
 namespace asbx {
 namespace {
 
-const char* const kPerSession[] = {"name", "labels"};
+// The limits too: a claim applies the session's to the member's cgroup (launcher/pool/warm_limits.h).
+const char* const kPerSession[] = {"name", "labels", "resource_limits"};
 
 std::string sha256_hex(const std::string& data) {
   unsigned char md[EVP_MAX_MD_SIZE];

@@ -109,6 +109,7 @@ void announce(const LaunchPlan& plan, Member m, const std::string& id, int liste
     ready.image = image_id(api, plan->image);
     ready.digest = member_digest(*plan, ready.image);
     body["labels"][kPoolLabel] = ready.digest;
+    ready.resources = body["resource_limits"].dump();
     body["labels"][kPoolListenerLabel] = std::to_string(listener.fd());
     body["labels"][kPoolRuntimeLabel] = seat.runtime_dir;
     body["labels"][kPoolSlotLabel] = std::to_string(range ? range->slot() : -1);

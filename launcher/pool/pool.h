@@ -21,6 +21,7 @@ inline constexpr const char* kPoolRuntimeLabel = "agent-sandbox.pool-runtime-dir
 struct Member {
   std::string id, session, digest, state;
   std::string image, boot_id;  // from its ready file (launcher/pool/ready.h); "" from podman's list
+  std::string resources;       // its create body's resource_limits, as JSON text (ready file only)
   long keeper_pid = 0;
   std::int64_t started_unix = 0;
   int listener_fd = -1;

@@ -32,6 +32,8 @@ std::optional<Member> parse_ready(const std::string& text, const std::string& se
     m.started_unix = j.at("started").get<std::int64_t>();
     m.listener_fd = j.at("listener_fd").get<int>();
     m.slot = j.at("slot").get<std::int64_t>();
+    if (!j.at("resources").is_object()) return std::nullopt;
+    m.resources = j.at("resources").dump();
     m.session = session;
     if (m.id.size() != 64 || m.id.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
     return m;
@@ -45,7 +47,8 @@ std::optional<Member> parse_ready(const std::string& text, const std::string& se
 std::string write_ready(const std::string& member_dir, const Member& m) {
   nlohmann::json j = {{"id", m.id},         {"digest", m.digest},           {"image", m.image},
                       {"boot", m.boot_id},  {"keeper_pid", m.keeper_pid},   {"started", m.started_unix},
-                      {"listener_fd", m.listener_fd}, {"slot", m.slot}};
+                      {"listener_fd", m.listener_fd}, {"slot", m.slot},
+                      {"resources", nlohmann::json::parse(m.resources.empty() ? "{}" : m.resources)}};
   std::string tmp = member_dir + "/.ready", path = member_dir + "/" + kReady;
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) return "cannot write " + tmp;

@@ -24,6 +24,7 @@ struct WarmMember {
   UniqueFd listener;        // the member's listening socket; runc's connection waits in it
   std::string own_dir;      // the session's own dir (its owner file): a second launcher of its id is refused
   std::int64_t claim_ms = 0;  // the claim's time (the record's "claim" phase)
+  std::string resources;      // the member's limits as made (launcher/pool/warm_limits.h)
 };
 
 // nullopt with `why_cold` set when no member could be claimed. Throws Error(create_failed) when a

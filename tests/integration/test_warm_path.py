@@ -106,6 +106,21 @@ class WarmSession(WarmSeat):
         self.assertEqual((rec["path"], rec["path_reason"]), ("cold", None))
         self.assertEqual(sorted(warm.stdout.splitlines()), sorted(cold.stdout.splitlines()))
 
+    def test_other_limits_are_applied_to_the_member_before_it_starts(self):
+        """--memory, --pids, --cpus other than the seat's: podman's update on the member's cgroup,
+        read back from the cgroup's files before start (launcher/pool/warm_limits.h)."""
+        self.fill()
+        proc, rec = self.seat.status("--id", "warm-limits", "--memory", "1g", "--pids", "100", "--cpus", "1.5", "--",
+                                     "sh", "-c", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
+                                     "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes /sys/fs/cgroup/pids/pids.max "
+                                     "/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
+        self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
+        self.assertEqual(proc.stdout.decode().split(), ["1073741824", "1073741824", "100", "150000"])
+        self.assertIn("limits", rec["durations_ms"]["phases"])
+        proc, rec = self.seat.status("--id", "warm-seat-limits", "--", "true")  # the seat's: nothing to apply
+        self.assertEqual(rec["path"], "warm")
+        self.assertNotIn("limits", rec["durations_ms"]["phases"])
+
     def test_never_the_same_member_twice(self):
         self.fill()
         ids = []
@@ -160,7 +175,10 @@ class ColdWithAReason(WarmSeat):
         self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]),
                          (0, "cold", "the pool cannot carry a git repository in the workspace (its dirs at their host paths) yet"),
                          proc.stderr)
-        proc, rec = self.seat.status("--id", "cold-mem", "--memory", "1g", "--", "true")
+        other = f"localhost/asbx-other-{uuid.uuid4().hex[:8]}:latest"  # the same image, named otherwise
+        podman("tag", IMAGE, other)
+        self.addCleanup(podman, "rmi", other, check=False)
+        proc, rec = self.seat.status("--id", "cold-image", "--image", other, "--", "true")
         self.assertEqual((rec["path"], rec["path_reason"]),
                          ("cold", "no ready member was made for this session's plan (2 for another)"))
         self.assertEqual(len(members(self.seat)), 2)  # neither was touched
@@ -168,7 +186,11 @@ class ColdWithAReason(WarmSeat):
     def test_a_member_made_for_another_plan_is_discarded(self):
         self.fill()
         old = set(members(self.seat))
-        self.seat.config_file.write_text("pool_size = 2\n" + self.base + "\n[limits]\nmemory = \"1g\"\n")
+        other = f"localhost/asbx-other-{uuid.uuid4().hex[:8]}:latest"  # the seat's image named otherwise
+        podman("tag", IMAGE, other)
+        self.addCleanup(lambda: (self.drain(), podman("rmi", other, check=False)))  # after its members went
+        self.base = self.base.replace(f'image = "{IMAGE}"', f'image = "{other}"')
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base)
         proc, rec = self.seat.status("--id", "stale", "--", "true")
         self.assertEqual((rec["path"], rec["path_reason"]),
                          ("cold", "no ready member was made for this session's plan (2 for another)"))

@@ -40,6 +40,7 @@ TEST_CASE("pool fit: name, labels, the id in paths and the range are left out of
   CHECK(fit["idmappings"]["UIDMap"][0]["host_id"] == 0);
   CHECK_FALSE(fit.contains("labels"));
   CHECK_FALSE(fit.contains("name"));
+  CHECK_FALSE(fit.contains("resource_limits"));  // applied at claim (launcher/pool/warm_limits.h)
 }
 
 TEST_CASE("pool fit: anything else in the body changes the digest, named here or not") {
@@ -57,7 +58,6 @@ TEST_CASE("pool fit: anything else in the body changes the digest, named here or
   changed("a seccomp profile", [](json& b) { b["seccomp_profile_path"] = "/usr/share/agent-sandbox/seccomp.json"; });
   changed("a runtime", [](json& b) { b["oci_runtime"] = "runsc"; });
   changed("a lever removed", [](json& b) { b.erase("volatile"); });
-  changed("the limits (never changed at claim)", [](json& b) { b["resource_limits"]["memory"]["limit"] = 2 << 30; });
   changed("the range's size", [](json& b) { b["idmappings"]["UIDMap"][0]["size"] = 1; });
   changed("an env var", [](json& b) { b["env"]["X"] = "1"; });
 }

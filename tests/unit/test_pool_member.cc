@@ -64,14 +64,18 @@ TEST_CASE("pool member: the body carries the stub, PATH alone, no workspace, the
   CHECK(claim["options"] == nlohmann::json({"rbind", "ro", "nosuid", "nodev", "noexec"}));
 }
 
-TEST_CASE("pool member: a session with a workspace has its member's digest; another image or other limits do not") {
+TEST_CASE("pool member: a session with a workspace or other limits has its member's digest; another image does not") {
   Tree t;
   std::string member = member_digest(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false), "sha256:aaaa");
   LaunchPlan session = plan(t, "s-1", {"codex", "exec", "fix it"}, true);
   CHECK(member_digest(session, "sha256:aaaa") == member);
   CHECK(member_digest(session, "sha256:bbbb") != member);  // the tag rebuilt: another image
   for (const auto& m : member_body(session)["mounts"]) CHECK(m.value("destination", "") != "/sandbox/workspaces/w1");
-  session.limits.memory_bytes /= 2;
+  session.limits.memory_bytes /= 2;  // --memory, --pids, --cpus: applied at claim (launcher/pool/warm_limits.h)
+  session.limits.pids = 7;
+  session.limits.cpus = 0.5;
+  CHECK(member_digest(session, "sha256:aaaa") == member);
+  session.limits.nofile = 64;  // a ulimit is fixed at create
   CHECK(member_digest(session, "sha256:aaaa") != member);
 }
 

@@ -43,6 +43,7 @@ Member keeper_here(char digit) {
   m.started_unix = static_cast<std::int64_t>(std::time(nullptr));
   m.listener_fd = 7;
   m.slot = 3;
+  m.resources = R"({"memory":{"limit":1}})";
   return m;
 }
 
@@ -57,6 +58,7 @@ TEST_CASE("a ready file written by the keeper is read back as a ready member of 
   CHECK(got[0].id == std::string(64, 'a'));
   CHECK(got[0].session == "pool-0000000000000001");
   CHECK((got[0].digest == "sha256:d" && got[0].image == "img" && got[0].listener_fd == 7 && got[0].slot == 3));
+  CHECK(got[0].resources == R"({"memory":{"limit":1}})");
   CHECK(got[0].ready);
 }
 
@@ -84,7 +86,7 @@ TEST_CASE("a symlink, a foreign shape, a bad id or an oversized file in a ready 
   fs::create_symlink(target, r.member_dir("pool-link") / "ready");
   std::ofstream(r.member_dir("pool-shape") / "ready") << "[1,2,3]";
   std::ofstream(r.member_dir("pool-id") / "ready")
-      << R"({"id":"../x","digest":"d","image":"i","boot":"b","keeper_pid":1,"started":1,"listener_fd":7,"slot":-1})";
+      << R"({"id":"../x","digest":"d","image":"i","boot":"b","keeper_pid":1,"started":1,"listener_fd":7,"slot":-1,"resources":{}})";
   std::ofstream(r.member_dir("pool-big") / "ready") << std::string(5000, ' ');
   std::ofstream(r.member_dir("not-a-member") / "ready") << "{}";
   CHECK(ready_members(r.dir.string()).empty());
