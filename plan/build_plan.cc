@@ -54,7 +54,9 @@ Limits limits_for(const Request& req, const SeatConfig& seat) {
   l.cpu_shares = req.cpu_shares.value_or(seat.cpu_shares);
   if (l.memory_bytes < (6 << 20)) throw Error(ErrorKind::usage, "--memory: at least 6m is needed to start a container");
   if (l.pids < 8) throw Error(ErrorKind::usage, "--pids: at least 8 is needed to start a container");
-  if (l.cpus <= 0 || l.cpus > 1024) throw Error(ErrorKind::usage, "--cpus: must be greater than 0 and at most 1024");
+  if (l.pids > 4194304) throw Error(ErrorKind::usage, "--pids: at most 4194304 (the kernel's largest pid count)");
+  // Below 1 ms of quota per 100 ms period the kernel refuses the cgroup (podman at create, or at a warm claim's update).
+  if (l.cpus < 0.01 || l.cpus > 1024) throw Error(ErrorKind::usage, "--cpus: must be at least 0.01 and at most 1024");
   if (l.cpu_shares < 2 || l.cpu_shares > 262144) throw Error(ErrorKind::usage, "--cpu-shares: must be between 2 and 262144");
   disk_limits_for(req, seat, l);
   return l;

@@ -24,6 +24,7 @@
 #include "launcher/lifecycle/seccomp_listener.h"
 #include "launcher/lifecycle/start_checks.h"
 #include "launcher/podman/gc.h"
+#include "launcher/podman/liveness.h"
 #include "launcher/podman/podman_api.h"
 #include "plan/isolation.h"
 #include "launcher/podman/podman_socket.h"
@@ -78,6 +79,14 @@ void announce(const LaunchPlan& plan, Member m, const std::string& id, int liste
   if (!why.empty()) throw Error(ErrorKind::create_failed, "warm pool: " + why);
 }
 
+// A ready file whose container podman no longer has (removed behind the pool's back): its keeper
+// and its dir go, so nothing of it stays (the claim already passes it over: its init is gone).
+std::string forget_member(const std::string& runtime_dir, const Member& m) {
+  if (launcher_alive(m.keeper_pid, m.started_unix)) ::kill(static_cast<pid_t>(m.keeper_pid), SIGKILL);
+  drop_member_session(runtime_dir, m.session);
+  return "forgot member " + m.id.substr(0, 12) + ": podman no longer has its container";
+}
+
 // Everything but the fds the member needs goes; the keeper then waits to be claimed (SIGKILL).
 [[noreturn]] void keep(std::initializer_list<int> held) {
   for (int fd = 0; fd < 1024; ++fd) {
@@ -119,6 +128,10 @@ void announce(const LaunchPlan& plan, Member m, const std::string& id, int liste
     limits.warnings = c.warnings;
     check_limits_enforced(limits, *plan);
     api.init(id);
+    nlohmann::json state = api.inspect(id);
+    ready.init_pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
+    ready.init_started = process_start_unix(ready.init_pid);
+    if (ready.init_pid <= 0 || ready.init_started < 0) throw Error(ErrorKind::start_failed, "warm pool: the member's init process was not found");
     announce(*plan, std::move(ready), id, listener.fd(), range ? range->slot() : -1);
     write_all(report, "ok " + id + "\n");
     keep({listener.fd(), range ? range->fd() : -1});
@@ -187,10 +200,14 @@ int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
     lines.push_back("the seat's pool is off (pool_size = 0 in " + (seat.path.empty() ? std::string("the seat config") : seat.path) + ")");
   }
   PodmanApi api(seat.socket);
-  std::set<std::string> announced;  // what a claim finds (launcher/pool/ready.h)
+  std::set<std::string> announced, listed;  // what a claim finds (launcher/pool/ready.h); what podman has
   for (const auto& m : ready_members(seat.runtime_dir)) announced.insert(m.id);
+  std::vector<Member> members = list_members(api, seat.runtime_dir);
+  for (const auto& m : members) listed.insert(m.id);
+  for (const auto& m : ready_members(seat.runtime_dir))
+    if (!m.claimed && !listed.count(m.id)) lines.push_back(forget_member(seat.runtime_dir, m));
   int ready = 0;
-  for (const auto& m : list_members(api, seat.runtime_dir))
+  for (const auto& m : members)
     if (m.ready && m.digest == digest && announced.count(m.id)) ++ready;
     else if (!m.claimed && m.digest != digest)
       lines.push_back(discard_member(api, seat.runtime_dir, m, digest.empty() ? "the pool is off" : "it was made for another plan"));

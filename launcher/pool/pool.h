@@ -22,6 +22,8 @@ struct Member {
   std::string id, session, digest, state;
   std::string image, boot_id;  // from its ready file (launcher/pool/ready.h); "" from podman's list
   std::string resources;       // its create body's resource_limits, as JSON text (ready file only)
+  long init_pid = 0;           // runc's init process of the member (ready file only): gone = member gone
+  std::int64_t init_started = 0;  // its start (pid reuse)
   long keeper_pid = 0;
   std::int64_t started_unix = 0;
   int listener_fd = -1;

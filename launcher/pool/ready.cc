@@ -32,6 +32,8 @@ std::optional<Member> parse_ready(const std::string& text, const std::string& se
     m.started_unix = j.at("started").get<std::int64_t>();
     m.listener_fd = j.at("listener_fd").get<int>();
     m.slot = j.at("slot").get<std::int64_t>();
+    m.init_pid = j.at("init_pid").get<long>();
+    m.init_started = j.at("init_started").get<std::int64_t>();
     if (!j.at("resources").is_object()) return std::nullopt;
     m.resources = j.at("resources").dump();
     m.session = session;
@@ -47,7 +49,8 @@ std::optional<Member> parse_ready(const std::string& text, const std::string& se
 std::string write_ready(const std::string& member_dir, const Member& m) {
   nlohmann::json j = {{"id", m.id},         {"digest", m.digest},           {"image", m.image},
                       {"boot", m.boot_id},  {"keeper_pid", m.keeper_pid},   {"started", m.started_unix},
-                      {"listener_fd", m.listener_fd}, {"slot", m.slot},
+                      {"listener_fd", m.listener_fd}, {"slot", m.slot}, {"init_pid", m.init_pid},
+                      {"init_started", m.init_started},
                       {"resources", nlohmann::json::parse(m.resources.empty() ? "{}" : m.resources)}};
   std::string tmp = member_dir + "/.ready", path = member_dir + "/" + kReady;
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -74,7 +77,9 @@ std::vector<Member> ready_members(const std::string& runtime_dir) {
     std::optional<Member> m = text ? parse_ready(*text, name) : std::nullopt;
     if (!m) continue;
     m->claimed = pool && read_claim(pool.get(), m->id).has_value();
-    m->ready = !m->claimed && m->boot_id == boot && m->listener_fd >= 0 && launcher_alive(m->keeper_pid, m->started_unix);
+    // Its container's init still runs (podman rm, a prune, a kill since: no member to hand out).
+    m->ready = !m->claimed && m->boot_id == boot && m->listener_fd >= 0 && launcher_alive(m->keeper_pid, m->started_unix) &&
+               launcher_alive(m->init_pid, m->init_started);
     out.push_back(*m);
   }
   ::closedir(d);

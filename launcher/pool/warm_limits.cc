@@ -26,11 +26,12 @@ struct Check {
 
 std::vector<Check> checks(const nlohmann::json& want, const CgroupLocation& at) {
   std::string memory = figure(want, "memory", "limit"), pids = figure(want, "pids", "limit"), quota = figure(want, "cpu", "quota");
-  if (at.version == "v2")
+  if (at.version == "v2")  // cpu.weight is podman's conversion of the shares: not read back
     return {{at.memory, "memory.max", memory}, {at.memory, "memory.swap.max", memory.empty() ? "" : "0"},
             {at.pids, "pids.max", pids}, {at.cpu_limits, "cpu.max", quota}};
   return {{at.memory, "memory.limit_in_bytes", memory}, {at.memory, "memory.memsw.limit_in_bytes", figure(want, "memory", "swap")},
-          {at.pids, "pids.max", pids}, {at.cpu_limits, "cpu.cfs_quota_us", quota}};
+          {at.pids, "pids.max", pids}, {at.cpu_limits, "cpu.cfs_quota_us", quota},
+          {at.cpu_limits, "cpu.cfs_period_us", figure(want, "cpu", "period")}, {at.cpu_limits, "cpu.shares", figure(want, "cpu", "shares")}};
 }
 
 }  // namespace

@@ -110,12 +110,13 @@ class WarmSession(WarmSeat):
         """--memory, --pids, --cpus other than the seat's: podman's update on the member's cgroup,
         read back from the cgroup's files before start (launcher/pool/warm_limits.h)."""
         self.fill()
-        proc, rec = self.seat.status("--id", "warm-limits", "--memory", "1g", "--pids", "100", "--cpus", "1.5", "--",
+        proc, rec = self.seat.status("--id", "warm-limits", "--memory", "1g", "--pids", "100", "--cpus", "1.5",
+                                     "--cpu-shares", "100", "--",
                                      "sh", "-c", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
                                      "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes /sys/fs/cgroup/pids/pids.max "
-                                     "/sys/fs/cgroup/cpu/cpu.cfs_quota_us")
+                                     "/sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.shares")
         self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
-        self.assertEqual(proc.stdout.decode().split(), ["1073741824", "1073741824", "100", "150000"])
+        self.assertEqual(proc.stdout.decode().split(), ["1073741824", "1073741824", "100", "150000", "100"])
         self.assertIn("limits", rec["durations_ms"]["phases"])
         proc, rec = self.seat.status("--id", "warm-seat-limits", "--", "true")  # the seat's: nothing to apply
         self.assertEqual(rec["path"], "warm")
@@ -251,6 +252,30 @@ class Leftovers(WarmSeat):
         self.assertEqual([p.name for p in run.iterdir() if p.name.startswith("pool-")], [])
         self.assertNotIn(str(run) + "/pool-", pathlib.Path("/proc/self/mountinfo").read_text())
         self.assertFalse(self.seat.ledger.exists() and self.seat.ledger.read_text().strip())
+
+    def test_members_removed_behind_the_pools_back_are_passed_over_and_forgotten(self):
+        """From a hostile pass: `podman rm` of waiting members (an operator, a prune) left ready
+        files a claim trusted, so sessions failed (206) instead of going cold, and keepers stayed."""
+        self.fill()
+        made = members(self.seat)
+        for cid in made:
+            podman("rm", "-f", cid)
+        proc, rec = self.seat.status("--id", "after-rm", "--", "echo", "ran")
+        self.assertEqual((proc.returncode, proc.stdout, rec["path"], rec["path_reason"]),
+                         (0, b"ran\n", "cold", "no ready member"), proc.stderr)
+        until = time.monotonic() + 30  # that session's refill, or this fill, forgets both
+        while True:
+            proc = self.seat.run("pool", "fill")
+            run = self.seat.dir / "run"
+            left = {m["Labels"]["agent-sandbox.session"] for m in made.values()} & {p.name for p in run.iterdir()}
+            if not left:
+                break
+            self.assertLess(time.monotonic(), until, f"the removed members' dirs stayed: {left}")
+            time.sleep(0.2)
+        for m in made.values():
+            keeper = int(m["Labels"]["agent-sandbox.launcher-pid"])
+            self.assertFalse(os.path.exists(f"/proc/{keeper}") and
+                             pathlib.Path(f"/proc/{keeper}/stat").read_text().split()[2] not in "ZX", keeper)
 
     def test_a_claimed_member_whose_session_failed_is_removed(self):
         self.fill()

@@ -130,6 +130,13 @@ TEST_CASE("limits come from flags over the seat config") {
   r.memory = "1m";
   CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), plan_facts()),
                        "--memory: at least 6m is needed to start a container", Error);
+  r.memory = "1g";  // a hostile pass: figures the kernel refuses failed at create (205/206) or at a warm claim (209)
+  r.pids = 100000000;
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), plan_facts()),
+                       "--pids: at most 4194304 (the kernel's largest pid count)", Error);
+  r.pids = 64;
+  r.cpus = 0.0001;
+  CHECK_THROWS_WITH_AS(build_plan(r, seat, root_user(), plan_facts()), "--cpus: must be at least 0.01 and at most 1024", Error);
 }
 
 TEST_CASE("sizes and durations") {

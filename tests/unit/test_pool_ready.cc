@@ -44,6 +44,8 @@ Member keeper_here(char digit) {
   m.listener_fd = 7;
   m.slot = 3;
   m.resources = R"({"memory":{"limit":1}})";
+  m.init_pid = static_cast<long>(::getpid());  // this process stands for the member's init
+  m.init_started = m.started_unix;
   return m;
 }
 
@@ -62,9 +64,11 @@ TEST_CASE("a ready file written by the keeper is read back as a ready member of 
   CHECK(got[0].ready);
 }
 
-TEST_CASE("a claimed member, one of another boot and one whose keeper is gone are listed but not ready") {
+TEST_CASE("a claimed member, one of another boot, one whose keeper is gone and one whose init is gone are not ready") {
   RuntimeDir r;
-  Member claimed = keeper_here('a'), other_boot = keeper_here('b'), gone = keeper_here('c');
+  Member claimed = keeper_here('a'), other_boot = keeper_here('b'), gone = keeper_here('c'), removed = keeper_here('d');
+  removed.init_pid = 999'999'999;  // its container removed behind the pool's back: runc's init is gone
+  REQUIRE(write_ready(r.member_dir("pool-d").string(), removed) == "");
   other_boot.boot_id = "another-boot";
   gone.keeper_pid = 999'999'999;
   REQUIRE(write_ready(r.member_dir("pool-a").string(), claimed) == "");
@@ -74,7 +78,7 @@ TEST_CASE("a claimed member, one of another boot and one whose keeper is gone ar
   REQUIRE(claim_member(pool, claimed.id, PoolClaim{1, 1, 0, "s1"}));
   ::close(pool);
   auto got = ready_members(r.dir.string());
-  CHECK(got.size() == 3);
+  CHECK(got.size() == 4);
   for (const auto& m : got) CHECK_FALSE(m.ready);
 }
 
@@ -86,7 +90,7 @@ TEST_CASE("a symlink, a foreign shape, a bad id or an oversized file in a ready 
   fs::create_symlink(target, r.member_dir("pool-link") / "ready");
   std::ofstream(r.member_dir("pool-shape") / "ready") << "[1,2,3]";
   std::ofstream(r.member_dir("pool-id") / "ready")
-      << R"({"id":"../x","digest":"d","image":"i","boot":"b","keeper_pid":1,"started":1,"listener_fd":7,"slot":-1,"resources":{}})";
+      << R"({"id":"../x","digest":"d","image":"i","boot":"b","keeper_pid":1,"started":1,"listener_fd":7,"slot":-1,"resources":{},"init_pid":1,"init_started":1})";
   std::ofstream(r.member_dir("pool-big") / "ready") << std::string(5000, ' ');
   std::ofstream(r.member_dir("not-a-member") / "ready") << "{}";
   CHECK(ready_members(r.dir.string()).empty());
