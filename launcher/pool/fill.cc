@@ -71,8 +71,7 @@ void announce(const LaunchPlan& plan, Member m, const std::string& id, int liste
   m.id = id;
   m.boot_id = current_host_facts().boot_id;
   m.keeper_pid = static_cast<long>(::getpid());
-  auto started = plan.labels.find("agent-sandbox.started");
-  m.started_unix = started == plan.labels.end() ? 0 : std::stoll(started->second);
+  m.started_unix = plan_started_unix(plan);
   m.listener_fd = listener_fd;
   m.slot = slot;
   std::string why = write_ready(plan.session_dir, m);

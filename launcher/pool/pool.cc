@@ -1,5 +1,6 @@
 #include "launcher/pool/pool.h"
 
+#include <algorithm>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
@@ -39,6 +40,11 @@ std::string pool_dir(const std::string& runtime_dir) {
   if (!make_dirs(runtime_dir, &why) || (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST))
     throw Error(ErrorKind::internal, "warm pool: cannot make " + dir + ": " + (why.empty() ? std::strerror(errno) : why));
   return dir;
+}
+
+std::int64_t plan_started_unix(const LaunchPlan& plan) {
+  auto it = plan.labels.find("agent-sandbox.started");
+  return it == plan.labels.end() ? 0 : std::max<std::int64_t>(0, number(it->second));
 }
 
 std::string image_id(PodmanApi& api, const std::string& image) {

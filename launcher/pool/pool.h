@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/plan.h"
 #include "launcher/podman/podman_api.h"
 
 namespace asbx {
@@ -33,6 +34,9 @@ struct Member {
 };
 
 std::string pool_dir(const std::string& runtime_dir);
+
+// The plan's agent-sandbox.started label (the launcher's or keeper's start); 0 when it has none.
+std::int64_t plan_started_unix(const LaunchPlan& plan);
 
 // The image's id on the seat (what a member's digest carries). Throws Error(image_missing).
 std::string image_id(PodmanApi& api, const std::string& image);  // RUNTIME_DIR/.pool, made 0700 when missing

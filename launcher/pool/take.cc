@@ -46,14 +46,6 @@ UniqueFd take_listener(const Member& m, const std::string& want, std::string& wh
   return UniqueFd();
 }
 
-std::int64_t plan_started_unix(const LaunchPlan& plan) {
-  auto it = plan.labels.find("agent-sandbox.started");
-  try {
-    return it == plan.labels.end() ? 0 : std::stoll(it->second);
-  } catch (const std::exception&) {
-    return 0;
-  }
-}
 
 
 // The session's own dir with its owner, as the cold path's listener makes it: an id a live launcher

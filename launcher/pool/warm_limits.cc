@@ -1,17 +1,16 @@
 #include "launcher/pool/warm_limits.h"
 
-#include <fstream>
 
 #include "base/error.h"
+#include "launcher/podman/cgroup_monitor.h"
 
 namespace asbx {
 namespace {
 
-std::string first_word(const std::string& path) {
-  std::ifstream in(path);
-  std::string word;
-  in >> word;
-  return word;
+std::string first_word(const std::optional<std::string>& text) {
+  if (!text) return "";
+  std::size_t b = text->find_first_not_of(" \t\n"), e = text->find_first_of(" \t\n", b);
+  return b == std::string::npos ? "" : text->substr(b, e == std::string::npos ? std::string::npos : e - b);
 }
 
 std::string figure(const nlohmann::json& want, const char* block, const char* key) {
@@ -36,11 +35,11 @@ std::vector<Check> checks(const nlohmann::json& want, const CgroupLocation& at) 
 
 }  // namespace
 
-std::string limits_mismatch(const nlohmann::json& want, const CgroupLocation& at) {
+std::string limits_mismatch(const nlohmann::json& want, const CgroupLocation& at, const ReadFile& read) {
   if (at.version.empty()) return "the member's cgroup was not found";
   for (const auto& c : checks(want, at)) {
     if (c.want.empty()) continue;
-    std::string got = first_word(c.dir + "/" + c.file);
+    std::string got = first_word(read(c.dir + "/" + c.file));
     if (got.empty() && c.file == "memory.memsw.limit_in_bytes") continue;  // no swap accounting: no swap to limit
     if (got != c.want) return c.file + " is " + (got.empty() ? "unreadable" : got) + ", not " + c.want;
   }
@@ -52,7 +51,7 @@ bool apply_warm_limits(PodmanApi& api, const std::string& id, const nlohmann::js
   nlohmann::json before = nlohmann::json::parse(had, nullptr, false);
   if (before == want) return false;
   api.update(id, want);
-  std::string why = limits_mismatch(want, at);
+  std::string why = limits_mismatch(want, at, read_small_file);
   if (!why.empty())
     throw Error(ErrorKind::limits_unenforced, "the warm member's cgroup does not hold the session's limits after podman's update (" +
                                                   why + "); nothing was started");

@@ -20,7 +20,7 @@ bool apply_warm_limits(PodmanApi& api, const std::string& id, const nlohmann::js
                        const CgroupLocation& at);
 
 // The first figure in AT's files that is not WANT's ("memory.limit_in_bytes is 2147483648, not
-// 1073741824"), or "". Pure but for reading the files.
-std::string limits_mismatch(const nlohmann::json& want, const CgroupLocation& at);
+// 1073741824"), or "". Pure: READ reads the files (cgroup_monitor.h's read_small_file).
+std::string limits_mismatch(const nlohmann::json& want, const CgroupLocation& at, const ReadFile& read);
 
 }  // namespace asbx
