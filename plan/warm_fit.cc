@@ -18,8 +18,9 @@ const std::vector<Row>& rows() {
       {"a persistent session", [](const LaunchPlan& p) { return p.persist; }},
       {"a rootless seat", [](const LaunchPlan& p) { return p.rootless; }},
       {"gVisor isolation", [](const LaunchPlan& p) { return p.isolation.wall != "runc"; }},
-      {"a git repository in the workspace (its dirs at their host paths)",
-       [](const LaunchPlan& p) { return !p.git.shape.empty() && p.git.shape != "none"; }},
+      // A plain clone's gitdir is inside the workspace; a mirror is at its own host path, where a
+      // member has no mount point.
+      {"a linked worktree (its mirror at its host path)", [](const LaunchPlan& p) { return p.git.shape == "linked_worktree"; }},
       {"a network (egress or inject)", [](const LaunchPlan& p) { return p.network != "none" || p.egress.enabled; }},
       {"--state-dir", [](const LaunchPlan& p) { return !p.state.dir.empty(); }},
       // The stub execs through env(1), which reads NAME=VALUE words before the command.

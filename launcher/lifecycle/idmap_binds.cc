@@ -90,11 +90,15 @@ std::string idmap_problem(const std::string& path) {
   }
 }
 
-void IdmapBinds::stage(const LaunchPlan& plan) {
-  if (plan.isolation.idmapped_binds.empty()) return;
+UniqueFd agent_idmap_namespace(const LaunchPlan& plan) {
   unsigned uid = 0, gid = 0;
   std::sscanf(plan.user.c_str(), "%u:%u", &uid, &gid);
-  UniqueFd ns = idmap_namespace({uid, gid}, agent_host_ids(plan));
+  return idmap_namespace({uid, gid}, agent_host_ids(plan));
+}
+
+void IdmapBinds::stage(const LaunchPlan& plan) {
+  if (plan.isolation.idmapped_binds.empty()) return;
+  UniqueFd ns = agent_idmap_namespace(plan);
   try {
     for (const auto& b : plan.isolation.idmapped_binds) {
       std::string what = "the bind of '" + b.source + "'";

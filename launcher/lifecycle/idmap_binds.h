@@ -9,9 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "base/beneath.h"
 #include "base/plan.h"
 
 namespace asbx {
+
+// The user namespace an idmapped bind of PLAN's goes through: only the agent's on-disk uid and gid,
+// onto its range's host ids. Its fd keeps it. Throws Error(isolation_unavailable) naming the step.
+UniqueFd agent_idmap_namespace(const LaunchPlan& plan);
 
 // "" when a bind of `path` can be idmapped here (a clone of its mount takes MOUNT_ATTR_IDMAP; the
 // clone is dropped at once, nothing is mounted), else what failed: doctor asks it of every root.

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "launcher/podman/pool_fit.h"
 #include "launcher/podman/spec.h"
+#include "launcher/pool/warm_tree.h"
 
 namespace asbx {
 namespace {
@@ -16,12 +17,12 @@ std::string quoted(const std::string& word) {
   return out + "'";
 }
 
-// The plan's binds that carry a validated inode: the workspace (and the git dirs, which the fit
-// rule sends cold): the claim binds them, so the member has none of them.
+// What the claim mounts (launcher/pool/warm_tree.h): everything at or under /sandbox/workspaces —
+// the workspace and a plain clone's gitdir — so the member has none of it.
 std::set<std::string> claimed_destinations(const LaunchPlan& plan) {
   std::set<std::string> out;
   for (const auto& m : plan.mounts)
-    if (m.type == "bind" && m.source_ino != 0) out.insert(m.destination);
+    if (!warm_tree_path(m.destination).empty()) out.insert(m.destination);
   return out;
 }
 

@@ -24,8 +24,8 @@ std::string member_ws_dir(const std::string& session_dir);
 std::string member_claim_dir(const std::string& session_dir);
 
 // The create body of a member for PLAN's seat: create_body(plan) with the stub for a command, PATH
-// for all its environment, "/" for its working dir, and the workspace's bind (every bind the plan
-// validated by inode) replaced by the two member binds. A session's plan renders the same body but
+// for all its environment, "/" for its working dir, and every mount at or under /sandbox/workspaces
+// (the workspace, a plain clone's gitdir) replaced by the two member binds. A session's plan renders the same body but
 // for its id, so the digest of both tells whether the member fits.
 nlohmann::json member_body(const LaunchPlan& plan);
 

@@ -20,14 +20,6 @@ namespace {
   throw Error(ErrorKind::workspace_rejected, "warm pool: " + what + ": " + std::strerror(err) + "; nothing was started");
 }
 
-// /sandbox/workspaces/NAME -> NAME; "" for any other place (the fit rule sends those cold).
-std::string name_under_workspaces(const std::string& destination) {
-  std::string prefix = std::string(kWorkspacesInside) + "/";
-  if (destination.rfind(prefix, 0) != 0) return "";
-  std::string name = destination.substr(prefix.size());
-  return name.empty() || name.find('/') != std::string::npos || name == "." || name == ".." ? "" : name;
-}
-
 std::vector<std::string> member_env(const nlohmann::json& state) {
   std::vector<std::string> out;
   if (state.is_object() && state.contains("Config") && state["Config"].contains("Env") && state["Config"]["Env"].is_array())
@@ -53,35 +45,11 @@ void write_spec(const std::string& claim_dir, const std::string& spec) {
 }  // namespace
 
 void WarmBinds::bind(const LaunchPlan& plan, const WarmMember& member, const nlohmann::json& state) {
-  std::string ws = member_ws_dir(member.session_dir);
-  LaunchPlan idmapped = plan;  // its stagings moved to the member's ws tmpfs
-  for (const auto& m : plan.mounts) {
-    if (m.type != "bind" || m.source_ino == 0) continue;
-    std::string name = name_under_workspaces(m.destination);
-    if (name.empty()) throw Error(ErrorKind::internal, "warm pool: '" + m.destination + "' is not under " + kWorkspacesInside);
-    std::string target = ws + "/" + name;
-    bool staged = false;
-    for (auto& b : idmapped.isolation.idmapped_binds)
-      if (b.source == m.source) b.destination = target, staged = true;
-    if (staged) continue;
-    if (::mkdir(target.c_str(), 0755) != 0) refuse("the mount point " + target, errno);
-    if (::mount(m.source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
-      int err = errno;
-      ::rmdir(target.c_str());
-      refuse("the bind of '" + m.source + "' at " + target, err);
-    }
-    mounted_.push_back(target);
-  }
-  idmap_.stage(idmapped);  // mkdir + move_mount of each idmapped clone right at its target
+  tree_.mount(plan, member_ws_dir(member.session_dir));
   write_spec(member_claim_dir(member.session_dir), member_spec(plan, member_env(state)));
 }
 
-// Unmounting on the seat propagates into the member: the agent has ended by then.
-void WarmBinds::release() {
-  idmap_.detach();
-  for (const auto& target : mounted_) ::umount2(target.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
-  mounted_.clear();
-}
+void WarmBinds::release() { tree_.release(); }
 
 void WarmBinds::finish(const WarmMember& member, bool removed_here) {
   release();

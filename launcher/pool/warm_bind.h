@@ -1,9 +1,9 @@
 // What a claim binds into a warm member before it starts (docs/DECISIONS.md "Issue 37: the warm
-// pool"): each workspace bind of the plan, mounted on the seat at MEMBER/tmpfs/ws/NAME (the shared
-// tmpfs the member sees at /sandbox/workspaces, so it appears there at /sandbox/workspaces/NAME, and
-// nothing the member mounts comes back), as an idmapped clone when the plan has a range; and the
-// stub's spec (launcher/pool/member.h) in the member's claim dir. verify_mounts checks the inode
-// inside afterwards, as for a cold session. Released when the session ends.
+// pool"): the plan's tree under /sandbox/workspaces — the workspace and a plain clone's gitdir —
+// made on the seat beneath MEMBER/tmpfs/ws (the shared tmpfs the member sees at /sandbox/workspaces;
+// launcher/pool/warm_tree.h), and the stub's spec (launcher/pool/member.h) in the member's claim
+// dir. verify_mounts checks each inode inside afterwards, as for a cold session. Released when the
+// session ends.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,9 +14,9 @@
 
 #include "base/plan.h"
 #include "base/result.h"
-#include "launcher/lifecycle/idmap_binds.h"
 #include "launcher/podman/podman_api.h"
 #include "launcher/pool/take.h"
+#include "launcher/pool/warm_tree.h"
 
 namespace asbx {
 
@@ -35,8 +35,7 @@ class WarmBinds {
   void finish(const WarmMember& member, bool removed_here);
 
  private:
-  IdmapBinds idmap_;
-  std::vector<std::string> mounted_;
+  WarmTree tree_;
 };
 
 // The member's name becomes the session's (podman ps, gc's lines) once the agent runs, on a thread

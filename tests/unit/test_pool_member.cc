@@ -79,6 +79,20 @@ TEST_CASE("pool member: a session with a workspace or other limits has its membe
   CHECK(member_digest(session, "sha256:aaaa") != member);
 }
 
+TEST_CASE("pool member: a session in a plain clone has its member's digest (its gitdir is the claim's)") {
+  Tree t;
+  std::string member = member_digest(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false), "sha256:aaaa");
+  fs::path git = t.dir / "workspaces" / "w1" / ".git";
+  for (const char* d : {"objects/info", "refs", "logs", "hooks"}) fs::create_directories(git / d);
+  std::ofstream(git / "HEAD") << "ref: refs/heads/main\n";
+  std::ofstream(git / "config") << "[core]\n";
+  LaunchPlan session = plan(t, "s-git", {"git", "status"}, true);
+  REQUIRE(session.git.shape == "plain");
+  CHECK(member_digest(session, "sha256:aaaa") == member);
+  for (const auto& m : member_body(session)["mounts"])
+    CHECK(m.value("destination", "").rfind("/sandbox/workspaces/", 0) == std::string::npos);
+}
+
 TEST_CASE("pool member: the spec cds and execs the cold body's command with its environment, quoted") {
   Tree t;
   LaunchPlan p = plan(t, "s-2", {"sh", "-c", "echo 'it''s' $HOME; exit 7"}, true);

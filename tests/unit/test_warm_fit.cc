@@ -36,7 +36,7 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
       {[](LaunchPlan& p) { p.persist = true; }, "a persistent session"},
       {[](LaunchPlan& p) { p.rootless = true; }, "a rootless seat"},
       {[](LaunchPlan& p) { p.isolation.wall = "gvisor"; }, "gVisor isolation"},
-      {[](LaunchPlan& p) { p.git.shape = "plain"; }, "a git repository in the workspace (its dirs at their host paths)"},
+      {[](LaunchPlan& p) { p.git.shape = "linked_worktree"; }, "a linked worktree (its mirror at its host path)"},
       {[](LaunchPlan& p) { p.network = "private"; }, "a network (egress or inject)"},
       {[](LaunchPlan& p) { p.egress.enabled = true; }, "a network (egress or inject)"},
       {[](LaunchPlan& p) { p.state.dir = "/tmp/state"; }, "--state-dir"},
@@ -56,6 +56,7 @@ TEST_CASE("warm_fit: the walls a member carries do not send a session cold") {
   p.tripwire.network = true;  // armed between the claim and start, as between init and start
   p.seccomp.text = R"({"listenerPath":"/run/x/notify.sock"})";  // the keeper hands the listener over
   p.isolation.user_namespace = "range";  // the member's own range, the plan made again on it
+  p.git.shape = "plain";                 // its gitdir is made beneath the workspace at claim (warm_tree.h)
   CHECK(warm_fit(p, 4).warm);
 }
 
