@@ -11,6 +11,7 @@ suites=("$@")
                              test_disk_holes test_git_detect test_git_leftovers test_sweep test_seccomp_record
                              test_seccomp_surface test_state test_inject test_egress test_credentials
                              test_lifecycle test_host_git test_tripwire test_persist_owner test_cleanup_off_path
-                             test_image test_foundation test_agents_e2e test_hostile_output test_interactive)
+                             test_image test_foundation test_agents_e2e test_hostile_output test_interactive
+                             test_warm_git)
 cd "$ASBX_ROOT/tests/integration"
 ASBX_TEST_USERNS=host ASBX_BUILD=$ASBX_BUILD exec python3 -m unittest -v "${suites[@]}"

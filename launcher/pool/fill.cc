@@ -54,6 +54,10 @@ LaunchPlan member_plan(const SeatConfig& seat, std::optional<RangeClaim>& range)
 
 void mount_ws(const LaunchPlan& plan) {
   std::string ws = member_ws_dir(plan.session_dir);
+  // SESSION_DIR/tmpfs exists on a range seat (HOME's seat tmpfs is there); not on a "host" one.
+  std::string tmpfs_dir = plan.session_dir + "/tmpfs";
+  if (::mkdir(tmpfs_dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw Error(ErrorKind::create_failed, "warm pool: the member's dir " + tmpfs_dir + ": " + std::strerror(errno));
   if (::mkdir(member_claim_dir(plan.session_dir).c_str(), 0755) != 0 || ::mkdir(ws.c_str(), 0755) != 0 ||
       ::mount("tmpfs", ws.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755") != 0 ||
       ::mount(nullptr, ws.c_str(), nullptr, MS_SHARED, nullptr) != 0)
