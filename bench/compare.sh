@@ -107,7 +107,7 @@ row "call → the agent's first instruction (cold path; median of $runs)" "$ours
 #     the rows above and pool_size members; each run waits (untimed) for a ready member, as a seat
 #     whose refill keeps up would have one. The cold column is the same seat with the pool off.
 warm_seat() {  # warm_seat DIR POOL_SIZE
-  bench_seat_toml "$1" ledger="$1/ledger.jsonl" runtime_dir="$work/run-warm"
+  bench_seat_toml "$1" ledger="$1/ledger.jsonl" runtime_dir="$work/run-warm" workspace_root="$work/ws"
   sed -i "1i pool_size = $2" "$1/agent-sandbox/seat.toml"
   printf '[limits]\nmemory = "2g"\npids = 256\ncpus = 2.0\n' >>"$1/agent-sandbox/seat.toml"
 }
@@ -130,6 +130,16 @@ hyperfine -N --warmup 2 --runs "$runs" --prepare 'bash -c "wait_ready 1"' --expo
 w=$(median "$work/warm.json" 0); c=$(median "$work/warm.json" 1); cli=$(median "$work/warm.json" 2)
 row "local session \`-- true\`, warm vs \`podman run\` CLI" "$w" "$cli" "$(ratio "$w" "$cli")" "≤ 0.3×" "$(yes_no le "$(ratio "$w" "$cli")" 0.3)"
 row "local session \`-- true\`, warm vs cold (same seat, pool off)" "$w" "$c" "$(ratio "$w" "$c")" "stated" "—"
+log "a plain clone's git status: warm vs cold vs the CLI"
+repo="$work/ws/repo"; mkdir -p "$repo"
+git -C "$repo" init -q -b main && seq 1 200 | xargs -I{} touch "$repo/f{}" && git -C "$repo" add . &&
+  git -C "$repo" -c user.name=b -c user.email=b@b commit -qm bench && chown -R 1000:1000 "$repo"
+hyperfine -N --warmup 2 --runs "$runs" --prepare 'bash -c "wait_ready 1"' --export-json "$work/warm-git.json" \
+  "$WARM --workspace $repo -- git status --short" "$COLD --workspace $repo -- git status --short" \
+  "$PODMAN_CLI -v $repo:/sandbox/workspaces/repo -w /sandbox/workspaces/repo $ASBX_IMAGE git status --short" >&2
+w=$(median "$work/warm-git.json" 0); c=$(median "$work/warm-git.json" 1); cli=$(median "$work/warm-git.json" 2)
+row "a plain clone's \`git status\`, warm vs \`podman run -v\` CLI" "$w" "$cli" "$(ratio "$w" "$cli")" "≤ 0.3×" "$(yes_no le "$(ratio "$w" "$cli")" 0.3)"
+row "a plain clone's \`git status\`, warm vs cold (its gitdir guarded on both)" "$w" "$c" "$(ratio "$w" "$c")" "stated" "—"
 log "call → the agent's first instruction, warm"
 first_warm() {  # median ms from the call to the agent's clock, a ready member before each call
   local i s t out=()

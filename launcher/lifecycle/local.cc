@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -162,11 +163,21 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
                        const LocalOptions& opts, WarmMember* warm, const std::string& why_cold) {
   std::int64_t t_gc = steady_ms();
   // containers of SIGKILLed launchers go first (one list call); a gVisor one through the runsc service.
-  // A warm session leaves it to the refill it spawns after its record (launcher/pool/fill.h).
-  if (!warm) gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat));
+  // A warm session's runs on a thread beside its binds and checks and is joined before its agent
+  // starts: an orphan a SIGKILLed launcher left running in this workspace (its busy lock went with
+  // it) is gone before this agent runs, as on the cold path (docs/THREATS.md).
+  auto gc = [&] { gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat)); };
+  std::future<void> beside = warm ? std::async(std::launch::async, gc) : std::future<void>();
+  if (!warm) gc();
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
-  SessionResult result = run_session(plan, io, defer_removal_allowed(), warm);
+  auto join_gc = [&] {  // the time the agent waited for it is the warm session's "gc" phase
+    std::int64_t t0 = steady_ms();
+    if (beside.valid()) beside.wait();
+    t_gc += steady_ms() - t0;
+  };
+  SessionResult result = run_session(plan, io, defer_removal_allowed(), warm, join_gc);
+  if (beside.valid()) beside.wait();  // a session that ended before its start
   if (!warm) result.path_reason = why_cold;
   result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());

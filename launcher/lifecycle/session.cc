@@ -1,10 +1,8 @@
 #include "launcher/lifecycle/session.h"
 
-#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <optional>
-#include <unistd.h>
 
 #include "launcher/wall/tripwire.h"
 #include "launcher/lifecycle/agent_deadlines.h"
@@ -49,8 +47,8 @@ const int kSandboxBootWaitMs = 2000;  // runsc logs its configuration before any
 
 class Session {
  public:
-  Session(const LaunchPlan& plan, const StdioFds& io, bool defer, WarmMember* warm)
-      : plan_(plan), io_(io), api_(plan.socket), warm_(warm), defer_(defer) {}
+  Session(const LaunchPlan& plan, const StdioFds& io, bool defer, WarmMember* warm, const std::function<void()>& before_attach)
+      : plan_(plan), io_(io), api_(plan.socket), warm_(warm), before_attach_(before_attach), defer_(defer) {}
 
   SessionResult run() {
     std::int64_t t0 = steady_ms();
@@ -101,6 +99,7 @@ class Session {
     timed("checks", [&] { before_start(pid, state); });
     // The baseline of what the session may add, and the watcher (launcher/lifecycle/disk_watch.h).
     timed("disk_baseline", [&] { disk_.arm(monitor_.location().freezer, monitor_.location().version, [this] { init_.kill(); }); });
+    if (before_attach_) before_attach_();
   }
 
   // The cold path: the container made and initialised for this session.
@@ -272,6 +271,7 @@ class Session {
   SeatTmpfs seat_tmpfs_;  // gVisor: before create, released last (after the git check)
   IdmapBinds idmap_;      // user_namespace = "range": staged before create, detached after init
   WarmMember* warm_;      // the warm path's member (nullptr: cold)
+  std::function<void()> before_attach_;  // a warm session's gc, joined (launcher/lifecycle/local.cc)
   WarmBinds warm_binds_;  // the warm path: the workspace and the stub's spec, bound at claim
   ScratchPins scratch_;  // inject mode: /tmp and /dev/shm outlive the container for the secret scan
   GitGuard git_;
@@ -284,16 +284,14 @@ class Session {
   DiskWatch disk_;
   ExitCode exit_;  // conmon's exit file, else podman's wait
   AgentDeadlines deadlines_{api_, result_, plan_.grace_ms};  // --timeout, a signal's grace, the kill
-  bool defer_;
-  bool service_lost_ = false;
-  bool started_ = false;
-  bool state_done_ = false;
+  bool defer_, service_lost_ = false, started_ = false, state_done_ = false;
 };
 
 }  // namespace
 
-SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal, WarmMember* warm) {
-  return Session(plan, io, defer_removal, warm).run();
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal, WarmMember* warm,
+                          const std::function<void()>& before_attach) {
+  return Session(plan, io, defer_removal, warm, before_attach).run();
 }
 
 }  // namespace asbx

@@ -3,6 +3,7 @@
 // → attach → start → pump stdio → wait → inspect → delete.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include "base/plan.h"
 #include "base/result.h"
 #include "launcher/pool/take.h"
@@ -23,6 +24,9 @@ struct StdioFds {
 // ended cleanly with its exit code read from conmon's exit file: then the result's `removal` is
 // "deferred" and the caller hands the container to hand_off_removal (podman/deferred_removal.h).
 // WARM: a claimed pool member (launcher/pool/take.h) the session starts instead of creating one.
-SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal = false, WarmMember* warm = nullptr);
+// BEFORE_ATTACH: called once the checks are done, before the attach and start (a warm session
+// waits there for the gc it runs beside its claim).
+SessionResult run_session(const LaunchPlan& plan, const StdioFds& io, bool defer_removal = false, WarmMember* warm = nullptr,
+                          const std::function<void()>& before_attach = {});
 
 }  // namespace asbx

@@ -1,0 +1,40 @@
+"""A warm session never runs beside an orphan in its workspace (docs/THREATS.md, the warm pool): a
+launcher SIGKILLed mid-session lets go of its workspace's busy lock while its container runs on;
+a warm launch runs its gc on a thread beside its claim and joins it before its agent starts, so the
+orphan is gone by then, as a cold launch's gc (which runs first) removes it."""
+import json
+import subprocess
+import time
+
+from harness import LAUNCHER, podman
+from test_warm_path import WarmSeat
+
+BEAT = "while :; do date +%s%N > .b && mv .b beat; done"  # a beat every few ms while it lives, never half-written
+# The agent's first instruction is its clock; later, the orphan's last beat: before it, or it ran beside.
+AFTER = 'now=$(date +%s%N); sleep 0.5; last=$(cat beat); [ "$last" -lt "$now" ] && echo gone-before || echo beside'
+
+
+def named(name):
+    out = podman("ps", "-a", "--filter", f"name=^{name}$", "--format", "json").stdout
+    return [c["State"] for c in json.loads(out or "[]")]
+
+
+class KilledLauncher(WarmSeat):
+    def test_a_warm_session_never_runs_beside_a_killed_launchers_orphan_in_its_workspace(self):
+        self.fill()
+        ws = self.workspace("shared")
+        first = subprocess.Popen([str(LAUNCHER), "--id", "orphaned", "--workspace", str(ws), "--timeout", "10m",
+                                  "--", "sh", "-c", BEAT], env=self.seat.env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        until = time.monotonic() + 30
+        while not (ws / "beat").exists() or named("asbx-orphaned") != ["running"]:
+            self.assertLess(time.monotonic(), until, "the first session did not start")
+            time.sleep(0.05)
+        first.kill()
+        first.wait(timeout=10)
+        self.assertEqual(named("asbx-orphaned"), ["running"])  # its agent beats on, its launcher gone
+        proc, rec = self.seat.status("--id", "after", "--workspace", str(ws), "--", "sh", "-c", AFTER)
+        self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
+        self.assertEqual(proc.stdout, b"gone-before\n")  # the orphan's last beat came before this agent's start
+        self.assertEqual(named("asbx-orphaned"), [])
+        self.assertIn("gc", rec["durations_ms"]["phases"])
