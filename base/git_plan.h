@@ -47,6 +47,9 @@ struct GitPlan {
   std::vector<PinnedDir> writable;  // objects/ refs/ logs/ (+ the linked gitdir): swept after
   std::size_t hash_len = 20;      // bytes of an object id: 20 (sha1) or 32 (sha256)
   GitSweepLimits sweep;
+  // The seat's git roots where a warm member holds a mount point (mounts/git.h member_git_roots):
+  // its mirror mounts are made there at claim (launcher/pool/warm_tree.h).
+  std::vector<std::string> member_roots;
   bool operator==(const GitPlan&) const = default;
 };
 

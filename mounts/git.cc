@@ -1,5 +1,7 @@
 #include "mounts/git.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -176,6 +178,24 @@ std::vector<Mount> plan_git_mounts(const std::string& workspace, const std::stri
   ws.container_path = "/sandbox/workspaces/" + workspace.substr(workspace.rfind('/') + 1);
   ws.mount = Mount{"bind", workspace, ws.container_path, {"rbind", "rw"}};
   return plan_git(ws, mirror, git_roots).mounts;
+}
+
+std::vector<std::string> member_git_roots(const std::vector<std::string>& git_roots) {
+  std::vector<std::string> real, out;
+  for (const auto& root : git_roots) {
+    // A root made after the fill is still held: a member made before it must fit sessions after it.
+    std::string r = resolve_path(root);
+    if (r.empty() && !root.empty() && root[0] == '/') r = std::filesystem::path(root).lexically_normal().string();
+    while (r.size() > 1 && r.back() == '/') r.pop_back();
+    bool reserved = r.empty() || r == "/";
+    for (const auto& p : kReserved) reserved = reserved || under_or_at(r, p) || path_is_under(p, r);
+    if (!reserved) real.push_back(r);
+  }
+  for (const auto& r : real) {
+    bool inside = std::any_of(real.begin(), real.end(), [&](const std::string& o) { return path_is_under(r, o); });
+    if (!inside && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace asbx

@@ -42,6 +42,10 @@ struct GitMounts {
 // the tmpfs gitdir for a plain clone, the mirror's binds for a linked worktree.
 // Throws Error(git_unmountable) naming the workspace and the reason; nothing is created.
 GitMounts plan_git(const WorkspaceMount& ws, const std::string& mirror, const std::vector<std::string>& git_roots);
+// The seat's git roots a warm member holds a mount point for (launcher/pool/member.h), each
+// resolved (one that does not exist yet as written, normalised); one that is "/", is or holds a
+// reserved path, or lies inside another is left out (a mirror under it goes cold).
+std::vector<std::string> member_git_roots(const std::vector<std::string>& git_roots);
 // plan_git(...).mounts for the workspace at `workspace` (mounted at /sandbox/workspaces/<name>).
 std::vector<Mount> plan_git_mounts(const std::string& workspace, const std::string& mirror,
                                    const std::vector<std::string>& git_roots);

@@ -1,5 +1,6 @@
 #include "plan/warm_fit.h"
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -11,6 +12,11 @@ struct Row {
   std::function<bool(const LaunchPlan&)> refuses;
 };
 
+bool under_member_root(const LaunchPlan& p) {
+  return std::any_of(p.git.member_roots.begin(), p.git.member_roots.end(),
+                     [&](const std::string& r) { return p.git.common.path.rfind(r + "/", 0) == 0; });
+}
+
 // Each row: something a member fixed at create cannot be given at claim (yet).
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
@@ -19,8 +25,9 @@ const std::vector<Row>& rows() {
       {"a rootless seat", [](const LaunchPlan& p) { return p.rootless; }},
       {"gVisor isolation", [](const LaunchPlan& p) { return p.isolation.wall != "runc"; }},
       // A plain clone's gitdir is inside the workspace; a mirror is at its own host path, where a
-      // member has no mount point.
-      {"a linked worktree (its mirror at its host path)", [](const LaunchPlan& p) { return p.git.shape == "linked_worktree"; }},
+      // member has a mount point only for the seat's git roots (mounts/git.h member_git_roots).
+      {"a linked worktree whose mirror is under none of the git roots a member holds",
+       [](const LaunchPlan& p) { return p.git.shape == "linked_worktree" && !under_member_root(p); }},
       {"a network (egress or inject)", [](const LaunchPlan& p) { return p.network != "none" || p.egress.enabled; }},
       {"--state-dir", [](const LaunchPlan& p) { return !p.state.dir.empty(); }},
       // The stub execs through env(1), which reads NAME=VALUE words before the command.

@@ -52,16 +52,23 @@ LaunchPlan member_plan(const SeatConfig& seat, std::optional<RangeClaim>& range)
   return build_plan(req, seat, current_user_facts(), facts);
 }
 
-void mount_ws(const LaunchPlan& plan) {
-  std::string ws = member_ws_dir(plan.session_dir);
+// Each tree root's small shared tmpfs (launcher/pool/member.h): what the claim mounts beneath it
+// appears in the member, nothing the member mounts comes back.
+void mount_tree_roots(const LaunchPlan& plan) {
   // SESSION_DIR/tmpfs exists on a range seat (HOME's seat tmpfs is there); not on a "host" one.
   std::string tmpfs_dir = plan.session_dir + "/tmpfs";
   if (::mkdir(tmpfs_dir.c_str(), 0700) != 0 && errno != EEXIST)
     throw Error(ErrorKind::create_failed, "warm pool: the member's dir " + tmpfs_dir + ": " + std::strerror(errno));
-  if (::mkdir(member_claim_dir(plan.session_dir).c_str(), 0755) != 0 || ::mkdir(ws.c_str(), 0755) != 0 ||
-      ::mount("tmpfs", ws.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755") != 0 ||
-      ::mount(nullptr, ws.c_str(), nullptr, MS_SHARED, nullptr) != 0)
-    throw Error(ErrorKind::create_failed, "warm pool: the member's workspace mount at " + ws + ": " + std::strerror(errno));
+  if (::mkdir(member_claim_dir(plan.session_dir).c_str(), 0755) != 0)
+    throw Error(ErrorKind::create_failed, "warm pool: the member's claim dir: " + std::string(std::strerror(errno)));
+  for (const auto& root : member_tree_roots(plan, plan.session_dir)) {
+    const std::string& dir = root.seat_dir;
+    if (::mkdir(dir.c_str(), 0755) != 0 ||
+        ::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=64,mode=0755") != 0 ||
+        ::mount(nullptr, dir.c_str(), nullptr, MS_SHARED, nullptr) != 0)
+      throw Error(ErrorKind::create_failed, "warm pool: the member's mount for " + root.inside + " at " + dir + ": " +
+                                                std::strerror(errno));
+  }
 }
 
 // podman reads the profile at create; it goes right after (the keeper never returns to drop it).
@@ -115,7 +122,7 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
     home.mount(*plan);
     SeccompListener listener;
     listener.bind(*plan);
-    mount_ws(*plan);
+    mount_tree_roots(*plan);
     nlohmann::json body = member_body(*plan);
     Member ready;
     ready.image = image_id(api, plan->image);

@@ -17,12 +17,13 @@ std::string quoted(const std::string& word) {
   return out + "'";
 }
 
-// What the claim mounts (launcher/pool/warm_tree.h): everything at or under /sandbox/workspaces —
-// the workspace and a plain clone's gitdir — so the member has none of it.
+// What the claim mounts (launcher/pool/warm_tree.h): everything under a tree root — the workspace,
+// its gitdir, a linked worktree's mirror — so the member has none of it.
 std::set<std::string> claimed_destinations(const LaunchPlan& plan) {
   std::set<std::string> out;
   for (const auto& m : plan.mounts)
-    if (!warm_tree_path(m.destination).empty()) out.insert(m.destination);
+    for (const auto& root : member_tree_roots(plan, plan.session_dir))
+      if (!warm_tree_path(m.destination, root.inside).empty()) out.insert(m.destination);
   return out;
 }
 
@@ -37,6 +38,13 @@ nlohmann::json member_bind(const std::string& source, const std::string& destina
 std::string member_ws_dir(const std::string& session_dir) { return session_dir + "/tmpfs/ws"; }
 std::string member_claim_dir(const std::string& session_dir) { return session_dir + "/claim"; }
 
+std::vector<TreeRoot> member_tree_roots(const LaunchPlan& plan, const std::string& session_dir) {
+  std::vector<TreeRoot> out = {{kWorkspacesInside, member_ws_dir(session_dir)}};
+  for (std::size_t k = 0; k < plan.git.member_roots.size(); ++k)
+    out.push_back({plan.git.member_roots[k], session_dir + "/tmpfs/git-" + std::to_string(k)});
+  return out;
+}
+
 nlohmann::json member_body(const LaunchPlan& plan) {
   nlohmann::json b = create_body(plan);
   std::string path = b.contains("env") ? b["env"].value("PATH", "") : "";
@@ -48,7 +56,7 @@ nlohmann::json member_body(const LaunchPlan& plan) {
   nlohmann::json mounts = nlohmann::json::array();
   for (const auto& m : b.value("mounts", nlohmann::json::array()))
     if (!m.is_object() || !claimed.count(m.value("destination", ""))) mounts.push_back(m);
-  mounts.push_back(member_bind(member_ws_dir(plan.session_dir), kWorkspacesInside, "rslave"));
+  for (const auto& root : member_tree_roots(plan, plan.session_dir)) mounts.push_back(member_bind(root.seat_dir, root.inside, "rslave"));
   mounts.push_back(member_bind(member_claim_dir(plan.session_dir), kClaimDirInside, ""));
   b["mounts"] = mounts;
   return b;

@@ -23,9 +23,18 @@ inline constexpr const char* kWorkspacesInside = "/sandbox/workspaces";
 std::string member_ws_dir(const std::string& session_dir);
 std::string member_claim_dir(const std::string& session_dir);
 
+// Where the claim mounts a session's tree: each place inside (/sandbox/workspaces, then each of
+// the plan's git.member_roots) with the member's shared seat tmpfs bound there
+// (SESSION_DIR/tmpfs/ws, SESSION_DIR/tmpfs/git-K).
+struct TreeRoot {
+  std::string inside, seat_dir;
+};
+std::vector<TreeRoot> member_tree_roots(const LaunchPlan& plan, const std::string& session_dir);
+
 // The create body of a member for PLAN's seat: create_body(plan) with the stub for a command, PATH
-// for all its environment, "/" for its working dir, and every mount at or under /sandbox/workspaces
-// (the workspace, a plain clone's gitdir) replaced by the two member binds. A session's plan renders the same body but
+// for all its environment, "/" for its working dir, and every mount under a tree root (the
+// workspace, its gitdir, a linked worktree's mirror) replaced by the member binds: each root's seat
+// tmpfs, read-only and rslave, and the claim dir. A session's plan renders the same body but
 // for its id, so the digest of both tells whether the member fits.
 nlohmann::json member_body(const LaunchPlan& plan);
 

@@ -45,7 +45,7 @@ void write_spec(const std::string& claim_dir, const std::string& spec) {
 }  // namespace
 
 void WarmBinds::bind(const LaunchPlan& plan, const WarmMember& member, const nlohmann::json& state) {
-  tree_.mount(plan, member_ws_dir(member.session_dir));
+  tree_.mount(plan, member_tree_roots(plan, member.session_dir));
   write_spec(member_claim_dir(member.session_dir), member_spec(plan, member_env(state)));
 }
 

@@ -72,19 +72,22 @@ UniqueFd detached_bind(const Mount& m, int idmap_ns, const std::string& what) {
   return tree;
 }
 
-// The place for a mount at REL beneath WS_FD, no link followed on the way or at its end (ELOOP); made when
-// missing (a directory, or an empty file for a file's bind), as runc makes a mount point.
-UniqueFd place(int ws_fd, const std::string& rel, bool dir, const std::string& what) {
-  int fd = open_under(ws_fd, rel, O_PATH | O_CLOEXEC, false, true);
+// The place for a mount at REL beneath DIR_FD, no link followed on the way or at its end (ELOOP);
+// made when missing (a directory, or an empty file for a file's bind), as runc makes a mount point,
+// and for a top (a mount in no other of the tree) its parents too: they are in the member's own
+// seat tmpfs, which nothing else writes.
+UniqueFd place(int dir_fd, const std::string& rel, bool dir, bool top, const std::string& what) {
+  int fd = open_under(dir_fd, rel, O_PATH | O_CLOEXEC, false, true);
   if (fd >= 0) return UniqueFd(fd);
   if (errno != ENOENT) refuse(what, "its place '" + rel + "'", errno);
   auto slash = rel.rfind('/');
   std::string parent = slash == std::string::npos ? "." : rel.substr(0, slash), name = rel.substr(slash + 1);
-  UniqueFd up(open_under(ws_fd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, false, true));
+  if (top && parent != ".") place(dir_fd, parent, true, true, what);
+  UniqueFd up(open_under(dir_fd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC, false, true));
   if (!up) refuse(what, "its place's directory '" + parent + "'", errno);
   int made = dir ? ::mkdirat(up.get(), name.c_str(), 0755) : ::mknodat(up.get(), name.c_str(), S_IFREG | 0600, 0);
   if (made != 0 && errno != EEXIST) refuse(what, "making its place '" + rel + "'", errno);
-  fd = open_under(ws_fd, rel, O_PATH | O_CLOEXEC, false, true);
+  fd = open_under(dir_fd, rel, O_PATH | O_CLOEXEC, false, true);
   if (fd < 0) refuse(what, "its place '" + rel + "'", errno);
   return UniqueFd(fd);
 }
@@ -102,8 +105,8 @@ bool idmapped(const LaunchPlan& plan, const Mount& m) {
 
 }  // namespace
 
-std::string warm_tree_path(const std::string& destination) {
-  std::string prefix = std::string(kWorkspacesInside) + "/";
+std::string warm_tree_path(const std::string& destination, const std::string& root) {
+  std::string prefix = root + "/";
   if (destination.rfind(prefix, 0) != 0) return "";
   std::string rel = destination.substr(prefix.size());
   std::size_t at = 0;
@@ -116,21 +119,27 @@ std::string warm_tree_path(const std::string& destination) {
   return rel;
 }
 
-void WarmTree::mount(const LaunchPlan& plan, const std::string& ws_dir) {
-  UniqueFd ws(::open(ws_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!ws) refuse("the member's workspaces dir '" + ws_dir + "'", "open", errno);
+void WarmTree::mount(const LaunchPlan& plan, const std::vector<TreeRoot>& roots) {
+  std::vector<UniqueFd> dirs;
+  for (const auto& root : roots) {
+    dirs.emplace_back(::open(root.seat_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dirs.back()) refuse("the member's dir '" + root.seat_dir + "'", "open", errno);
+  }
   UniqueFd ns;
+  std::vector<std::string> placed;  // destinations mounted so far
   try {
     for (const auto& m : plan.mounts) {
-      std::string rel = warm_tree_path(m.destination);
-      if (rel.empty()) {
-        if (m.type == "bind" && m.source_ino != 0 && m.source == plan.git.workspace.path)
-          throw Error(ErrorKind::internal, "warm pool: '" + m.destination + "' is not under " + kWorkspacesInside);
+      std::size_t k = 0;
+      std::string rel;
+      while (k < roots.size() && (rel = warm_tree_path(m.destination, roots[k].inside)).empty()) ++k;
+      if (k == roots.size()) {
+        if (m.type == "bind" && m.source_ino != 0)  // the workspace or a git dir: warm_fit sends those cold
+          throw Error(ErrorKind::internal, "warm pool: '" + m.destination + "' is in no tree root of the member");
         continue;
       }
-      bool top = rel.find('/') == std::string::npos;
-      if (!top && std::find(tops_.begin(), tops_.end(), ws_dir + "/" + rel.substr(0, rel.find('/'))) == tops_.end())
-        throw Error(ErrorKind::internal, "warm pool: '" + m.destination + "' comes before the mount it is in");
+      bool top = std::none_of(placed.begin(), placed.end(), [&](const std::string& p) {
+        return warm_tree_path(m.destination, p) != "";
+      });
       std::string what = "the mount at '" + m.destination + "'";
       UniqueFd made;
       bool dir = true;
@@ -145,10 +154,11 @@ void WarmTree::mount(const LaunchPlan& plan, const std::string& ws_dir) {
         if (::fstat(made.get(), &st) != 0) refuse(what, "fstat", errno);
         dir = S_ISDIR(st.st_mode);
       }
-      UniqueFd at = place(ws.get(), rel, dir, what);
-      if (top) tops_.push_back(ws_dir + "/" + rel);  // from here release() takes it (and its mount point) away
+      UniqueFd at = place(dirs[k].get(), rel, dir, top, what);
+      if (top) tops_.push_back(roots[k].seat_dir + "/" + rel);  // from here release() takes it (and its mount point) away
       if (::move_mount(made.get(), "", at.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
         refuse(what, "move_mount", errno);
+      placed.push_back(m.destination);
     }
   } catch (...) {
     release();

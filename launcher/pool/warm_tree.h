@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "base/plan.h"
+#include "launcher/pool/member.h"
 
 namespace asbx {
 
-// DESTINATION below /sandbox/workspaces/ as a relative path ("NAME", "NAME/.git/config"); "" when it
-// is not there or has an empty, "." or ".." component.
-std::string warm_tree_path(const std::string& destination);
+// DESTINATION below ROOT as a relative path ("NAME", "NAME/.git/config" below /sandbox/workspaces);
+// "" when it is not there or has an empty, "." or ".." component.
+std::string warm_tree_path(const std::string& destination, const std::string& root);
 
 class WarmTree {
  public:
@@ -26,7 +27,7 @@ class WarmTree {
   ~WarmTree() { release(); }
   // Throws Error(workspace_rejected) naming the mount and the step that failed; what was attached
   // before it is detached again. Error(internal) for a workspace bind outside /sandbox/workspaces.
-  void mount(const LaunchPlan& plan, const std::string& ws_dir);
+  void mount(const LaunchPlan& plan, const std::vector<TreeRoot>& roots);
   // Each top (WS/NAME) detached with everything beneath it, its mount point removed. Unmounting on
   // the seat propagates into the member, whose agent has ended by then.
   void release();

@@ -152,8 +152,6 @@ class Seat:
             d.mkdir(parents=True)
         self.write(f'socket = "{socket}"\nimage = "{image}"\nworkspace_root = "{self.workspaces}"\n'
                    f'runtime_dir = "{self.dir}/run"\n' + extra)
-        if "\npool_size = " in "\n" + self.config_file.read_text():
-            self.run("pool", "fill")
 
     @property
     def config_file(self):
@@ -166,6 +164,9 @@ class Seat:
     def write(self, text):
         # top-level keys go before any [table]
         self.config_file.write_text(pool_seat_lines(text) + gvisor_seat_lines(text) + text)
+        # ASBX_TEST_POOL: members made for the config as written (a fill discards those of another plan)
+        if TEST_POOL and "\npool_size = " in "\n" + self.config_file.read_text():
+            self.run("pool", "fill")
 
     def env(self, **more):
         env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR",)}
@@ -196,6 +197,8 @@ class Seat:
         if self.ledger.exists():  # the matrix's evidence: how many of this seat's sessions ran warm
             paths = [json.loads(l).get("path") for l in self.ledger.read_text().splitlines() if l.strip()]
             print(f"[pool] {paths.count('warm')} of {len(paths)} sessions warm", file=sys.stderr)
+            reasons = sorted({json.loads(l).get("path_reason") or "" for l in self.ledger.read_text().splitlines() if l.strip()} - {""})
+            print("[pool] cold: " + "; ".join(reasons), file=sys.stderr) if reasons else None
         # the real service (a test may have put a relay in front of it), the pool off
         text = "".join(l for l in self.config_file.read_text().splitlines(True)
                        if not l.startswith(("pool_size = ", "socket = ")))

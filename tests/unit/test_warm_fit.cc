@@ -36,7 +36,10 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
       {[](LaunchPlan& p) { p.persist = true; }, "a persistent session"},
       {[](LaunchPlan& p) { p.rootless = true; }, "a rootless seat"},
       {[](LaunchPlan& p) { p.isolation.wall = "gvisor"; }, "gVisor isolation"},
-      {[](LaunchPlan& p) { p.git.shape = "linked_worktree"; }, "a linked worktree (its mirror at its host path)"},
+      {[](LaunchPlan& p) { p.git.shape = "linked_worktree"; }, "a linked worktree whose mirror is under none of the git roots a member holds"},
+      {[](LaunchPlan& p) {
+         p.git.shape = "linked_worktree", p.git.common.path = "/srv/gitx/m/.git", p.git.member_roots = {"/srv/git"};
+       }, "a linked worktree whose mirror is under none of the git roots a member holds"},
       {[](LaunchPlan& p) { p.network = "private"; }, "a network (egress or inject)"},
       {[](LaunchPlan& p) { p.egress.enabled = true; }, "a network (egress or inject)"},
       {[](LaunchPlan& p) { p.state.dir = "/tmp/state"; }, "--state-dir"},
@@ -57,6 +60,10 @@ TEST_CASE("warm_fit: the walls a member carries do not send a session cold") {
   p.seccomp.text = R"({"listenerPath":"/run/x/notify.sock"})";  // the keeper hands the listener over
   p.isolation.user_namespace = "range";  // the member's own range, the plan made again on it
   p.git.shape = "plain";                 // its gitdir is made beneath the workspace at claim (warm_tree.h)
+  CHECK(warm_fit(p, 4).warm);
+  p.git.shape = "linked_worktree";  // its mirror beneath a git root the member holds
+  p.git.common.path = "/srv/git/m/.git";
+  p.git.member_roots = {"/home/x", "/srv/git"};
   CHECK(warm_fit(p, 4).warm);
 }
 

@@ -85,14 +85,15 @@ bool mounted_under(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("warm tree: the path below /sandbox/workspaces, or \"\"") {
-  CHECK(warm_tree_path("/sandbox/workspaces/w") == "w");
-  CHECK(warm_tree_path("/sandbox/workspaces/w/.git/objects/info") == "w/.git/objects/info");
-  CHECK(warm_tree_path("/sandbox/workspaces") == "");
-  CHECK(warm_tree_path("/sandbox/workspaces/") == "");
-  CHECK(warm_tree_path("/sandbox/workspaces/w/../x") == "");
-  CHECK(warm_tree_path("/sandbox/workspaces/w//x") == "");
-  CHECK(warm_tree_path("/sandbox/workspacesx/w") == "");
-  CHECK(warm_tree_path("/home/w") == "");
+  CHECK(warm_tree_path("/sandbox/workspaces/w", "/sandbox/workspaces") == "w");
+  CHECK(warm_tree_path("/sandbox/workspaces/w/.git/objects/info", "/sandbox/workspaces") == "w/.git/objects/info");
+  CHECK(warm_tree_path("/sandbox/workspaces", "/sandbox/workspaces") == "");
+  CHECK(warm_tree_path("/sandbox/workspaces/", "/sandbox/workspaces") == "");
+  CHECK(warm_tree_path("/sandbox/workspaces/w/../x", "/sandbox/workspaces") == "");
+  CHECK(warm_tree_path("/sandbox/workspaces/w//x", "/sandbox/workspaces") == "");
+  CHECK(warm_tree_path("/sandbox/workspacesx/w", "/sandbox/workspaces") == "");
+  CHECK(warm_tree_path("/home/w", "/sandbox/workspaces") == "");
+  CHECK(warm_tree_path("/srv/git/m/.git/config", "/srv/git") == "m/.git/config");
 }
 
 TEST_CASE("warm tree: a plain clone's gitdir beneath the ws dir, each mount with its flags, gone after release") {
@@ -105,7 +106,7 @@ TEST_CASE("warm tree: a plain clone's gitdir beneath the ws dir, each mount with
     std::string top = (d.dir / "member/w").string();
     {
       WarmTree tree;
-      tree.mount(clone_plan(d.dir / "ws"), (d.dir / "member").string());
+      tree.mount(clone_plan(d.dir / "ws"), {{"/sandbox/workspaces", (d.dir / "member").string()}});
       struct statfs fs_git{};
       struct stat st{};
       struct statvfs cfg{}, obj{};
@@ -137,7 +138,7 @@ TEST_CASE("warm tree: a link where a mount goes is refused, nothing is mounted t
     std::string why;
     try {
       WarmTree tree;
-      tree.mount(p, (d.dir / "member").string());
+      tree.mount(p, {{"/sandbox/workspaces", (d.dir / "member").string()}});
       return "mounted";
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::workspace_rejected) return "another kind";
