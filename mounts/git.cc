@@ -180,7 +180,7 @@ std::vector<Mount> plan_git_mounts(const std::string& workspace, const std::stri
   return plan_git(ws, mirror, git_roots).mounts;
 }
 
-std::vector<std::string> member_git_roots(const std::vector<std::string>& git_roots) {
+std::vector<std::string> member_git_roots(const std::vector<std::string>& git_roots, const std::vector<std::string>& taken) {
   std::vector<std::string> real, out;
   for (const auto& root : git_roots) {
     // A root made after the fill is still held: a member made before it must fit sessions after it.
@@ -189,6 +189,7 @@ std::vector<std::string> member_git_roots(const std::vector<std::string>& git_ro
     while (r.size() > 1 && r.back() == '/') r.pop_back();
     bool reserved = r.empty() || r == "/";
     for (const auto& p : kReserved) reserved = reserved || under_or_at(r, p) || path_is_under(p, r);
+    for (const auto& p : taken) reserved = reserved || under_or_at(p, r);
     if (!reserved) real.push_back(r);
   }
   for (const auto& r : real) {

@@ -44,8 +44,9 @@ struct GitMounts {
 GitMounts plan_git(const WorkspaceMount& ws, const std::string& mirror, const std::vector<std::string>& git_roots);
 // The seat's git roots a warm member holds a mount point for (launcher/pool/member.h), each
 // resolved (one that does not exist yet as written, normalised); one that is "/", is or holds a
-// reserved path, or lies inside another is left out (a mirror under it goes cold).
-std::vector<std::string> member_git_roots(const std::vector<std::string>& git_roots);
+// reserved path or one of TAKEN (where the container mounts of its own: podman refuses a second
+// mount at /tmp), or lies inside another kept one, is left out (a mirror under it goes cold).
+std::vector<std::string> member_git_roots(const std::vector<std::string>& git_roots, const std::vector<std::string>& taken);
 // plan_git(...).mounts for the workspace at `workspace` (mounted at /sandbox/workspaces/<name>).
 std::vector<Mount> plan_git_mounts(const std::string& workspace, const std::string& mirror,
                                    const std::vector<std::string>& git_roots);

@@ -204,6 +204,8 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.env = container_env(facts.environ, {});
   plan.workdir = "/sandbox/home";
   add_system_mounts(plan);
+  std::vector<std::string> taken;  // where the container mounts of its own (for a warm member's git roots)
+  for (const auto& m : plan.mounts) taken.push_back(m.destination);
   if (req.workspace) {
     // A SeatConfig made in code (not parsed) may name only workspace_root.
     auto roots = seat.workspace_roots.empty() ? std::vector<std::string>{seat.workspace_root} : seat.workspace_roots;
@@ -217,7 +219,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   } else if (req.git_mirror) {
     throw Error(ErrorKind::usage, "--git-mirror needs --workspace (the linked worktree whose mirror it is)");
   }
-  if (seat.pool_size > 0) plan.git.member_roots = member_git_roots(seat.git_roots);
+  if (seat.pool_size > 0) plan.git.member_roots = member_git_roots(seat.git_roots, taken);
   check_distinct_destinations(plan.mounts);
   plan_runtime(req, seat, user, facts, plan);  // a runtime's row replaces the env: the marker comes after
   // The launcher's session marker, in every container: agent-sandbox-unsafe refuses to run where it is set.

@@ -93,6 +93,28 @@ TEST_CASE("pool member: a session in a plain clone has its member's digest (its 
     CHECK(m.value("destination", "").rfind("/sandbox/workspaces/", 0) == std::string::npos);
 }
 
+TEST_CASE("pool member: the git roots a member holds: resolved or as written, never /, reserved, nested or /tmp") {
+  Tree t;
+  fs::create_directories(t.dir / "git" / "inner");
+  SeatConfig seat = parse_seat_config(
+      "socket = \"/run/agent-sandbox/podman.sock\"\nuser_namespace = \"host\"\npool_size = 2\n"
+      "runtime_dir = \"/run/agent-sandbox/sessions\"\nworkspace_root = \"" + (t.dir / "workspaces").string() +
+          "\"\ngit_roots = [\"/\", \"/tmp\", \"/etc/git\", \"/usr\", \"" +
+          (t.dir / "git").string() + "\", \"" + (t.dir / "git" / "inner").string() + "\", \"/srv/not-made-yet/\"]\n",
+      "/etc/seat.toml", test::root_user());
+  Request r;
+  r.id = "pool-0123456789abcdef";
+  r.argv = {"/bin/sh"};
+  LaunchPlan p = build_plan(r, seat, test::root_user(), facts());
+  CHECK(p.git.member_roots == std::vector<std::string>{(t.dir / "git").string(), "/srv/not-made-yet"});
+  nlohmann::json b = member_body(p);
+  CHECK(b["mounts"][b["mounts"].size() - 2]["destination"] == "/srv/not-made-yet");
+  CHECK(b["mounts"][b["mounts"].size() - 2]["source"] == "/run/agent-sandbox/sessions/pool-0123456789abcdef/tmpfs/git-1");
+  r.id = "s-roots";
+  r.workspace = (t.dir / "workspaces" / "w1").string();  // a session's plan holds the same roots
+  CHECK(build_plan(r, seat, test::root_user(), facts()).git.member_roots == p.git.member_roots);
+}
+
 TEST_CASE("pool member: the spec cds and execs the cold body's command with its environment, quoted") {
   Tree t;
   LaunchPlan p = plan(t, "s-2", {"sh", "-c", "echo 'it''s' $HOME; exit 7"}, true);
