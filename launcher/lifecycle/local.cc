@@ -30,6 +30,8 @@
 #include "launcher/state/export.h"
 #include "base/units.h"
 #include "launcher/pool/fill.h"
+#include "launcher/pool/pool_gc.h"
+#include "launcher/lifecycle/seat_tmpfs.h"
 #include "plan/warm_fit.h"
 
 namespace asbx {
@@ -117,6 +119,13 @@ void finish_removal(const LaunchPlan& plan, const SeatConfig& seat, const Sessio
   if (!api.remove(result.container_id)) say(program + ": warning: could not remove container " + result.container_id + "; agent-sandbox gc will");
 }
 
+// A session dir whose owner, or a running member whose claim, names a launcher of this boot that is
+// gone: a killed launcher's session may still run. Only the seat's files are read (well under a ms).
+bool orphan_in_sight(const std::string& runtime_dir) {
+  HostFacts host = current_host_facts();
+  return dead_owner_under(runtime_dir, host.boot_id, host.launcher_alive) || dead_claim_under(runtime_dir, host.launcher_alive);
+}
+
 }  // namespace
 
 SeatConfig current_seat_config() {
@@ -163,17 +172,18 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
                        const LocalOptions& opts, WarmMember* warm, const std::string& why_cold) {
   std::int64_t t_gc = steady_ms();
   // containers of SIGKILLed launchers go first (one list call); a gVisor one through the runsc service.
-  // A warm session's runs on a thread beside its binds and checks and is joined before its agent
-  // starts: an orphan a SIGKILLed launcher left running in this workspace (its busy lock went with
-  // it) is gone before this agent runs, as on the cold path (docs/THREATS.md).
+  // A warm session's runs on a thread beside its binds and checks; when the seat's own files show a
+  // killed launcher's session still running (orphan_in_sight), it is joined before the agent starts:
+  // that orphan may be in this workspace (its busy lock went with its launcher) (docs/THREATS.md).
   auto gc = [&] { gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat)); };
   std::future<void> beside = warm ? std::async(std::launch::async, gc) : std::future<void>();
+  bool wait_gc = warm && orphan_in_sight(seat.runtime_dir);
   if (!warm) gc();
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
   auto join_gc = [&] {  // the time the agent waited for it is the warm session's "gc" phase
     std::int64_t t0 = steady_ms();
-    if (beside.valid()) beside.wait();
+    if (wait_gc) beside.wait();
     t_gc += steady_ms() - t0;
   };
   SessionResult result = run_session(plan, io, defer_removal_allowed(), warm, join_gc);

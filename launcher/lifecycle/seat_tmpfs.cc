@@ -164,6 +164,23 @@ long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, s
   return pid;
 }
 
+bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id,
+                      const std::function<bool(long, std::int64_t)>& alive) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(runtime_dir, ec)) {
+    std::string boot;
+    long pid = 0;
+    std::int64_t started = 0;
+    // A pool member's dir names its keeper, which its claim kills: members go by their claims.
+    if (!e.is_directory(ec) || e.is_symlink(ec) || e.path().filename().string().rfind("pool-", 0) == 0) continue;
+    if ((read_owner(e.path().string() + kTmpfsDir + kOwnerFile, pid, started, boot) ||
+         read_owner(e.path().string() + kOwnerFile, pid, started, boot)) &&
+        boot == boot_id && !alive(pid, started))
+      return true;
+  }
+  return false;
+}
+
 std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed,
                                                      const std::string& boot_id,
                                                      const std::function<bool(long, std::int64_t)>& alive) {

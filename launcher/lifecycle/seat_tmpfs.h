@@ -54,6 +54,12 @@ long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long pi
 // launcher of an id never touches the first's dir, socket or tmpfs.
 void refuse_if_held(const LaunchPlan& plan);
 
+// Whether a session dir under RUNTIME_DIR (a pool member's aside: its keeper is killed at claim)
+// has an owner (either file) of this boot whose launcher is gone: a killed launcher's session, whose
+// container gc would remove. Reads only the seat's files.
+bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id,
+                      const std::function<bool(long pid, std::int64_t started_unix)>& alive);
+
 // A session dir that outlived both its launcher and its container (the launcher killed before its
 // create, or its container removed by another hand: no label leads gc to it).
 struct StaleSeatTmpfs {

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
 #include "launcher/podman/pool_claim.h"
+#include "launcher/pool/ready.h"
 
 namespace asbx {
 namespace {
@@ -43,6 +45,17 @@ bool claim_for_removal(const LiveSession& s) {
   }
   ::close(dir);
   return mine;
+}
+
+bool dead_claim_under(const std::string& runtime_dir, const std::function<bool(long, std::int64_t)>& alive) {
+  UniqueFd pool(::open((runtime_dir + "/.pool").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!pool) return false;
+  for (const Member& m : ready_members(runtime_dir)) {
+    if (!m.claimed || m.init_pid <= 0 || !alive(m.init_pid, m.init_started)) continue;
+    std::optional<PoolClaim> claim = read_claim(pool.get(), m.id);
+    if (claim && !claim->session.empty() && !alive(claim->pid, claim->started_unix)) return true;
+  }
+  return false;
 }
 
 void drop_pool_claim(const std::string& runtime_dir, const std::string& container_id) {

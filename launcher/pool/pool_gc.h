@@ -3,6 +3,7 @@
 // which names the session's launcher and id. A claim file whose container is gone goes after a minute.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ void apply_pool_claim(LiveSession& s);
 // Links gc's own claim (no session) on an unclaimed member before removing it: false when a session's
 // claim was there first (the member is that session's now; leave it).
 bool claim_for_removal(const LiveSession& s);
+
+// Whether a member under RUNTIME_DIR still runs (its ready file's init lives) while the session
+// that claimed it has lost its launcher: a killed warm session's orphan. Reads only the seat's files.
+bool dead_claim_under(const std::string& runtime_dir, const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
 void drop_pool_claim(const std::string& runtime_dir, const std::string& container_id);
 
