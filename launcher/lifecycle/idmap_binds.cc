@@ -126,12 +126,14 @@ void IdmapBinds::stage(const LaunchPlan& plan) {
   }
 }
 
-void IdmapBinds::detach() {
-  for (const auto& path : staged_) {
+void detach_places(std::vector<std::string>& places) {
+  for (const auto& path : places) {
     ::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
     if (::rmdir(path.c_str()) != 0 && errno == ENOTDIR) ::unlink(path.c_str());
   }
-  staged_.clear();
+  places.clear();
 }
+
+void IdmapBinds::detach() { detach_places(staged_); }
 
 }  // namespace asbx

@@ -22,6 +22,10 @@ UniqueFd agent_idmap_namespace(const LaunchPlan& plan);
 // clone is dropped at once, nothing is mounted), else what failed: doctor asks it of every root.
 std::string idmap_problem(const std::string& path);
 
+// Detaches each of PLACES (with what is mounted beneath it; a link is never followed) and removes
+// its mount point, then empties PLACES: what a staging or a warm claim put in a seat dir.
+void detach_places(std::vector<std::string>& places);
+
 class IdmapBinds {
  public:
   IdmapBinds() = default;

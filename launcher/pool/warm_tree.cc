@@ -166,12 +166,6 @@ void WarmTree::mount(const LaunchPlan& plan, const std::vector<TreeRoot>& roots)
   }
 }
 
-void WarmTree::release() {
-  for (const auto& top : tops_) {
-    ::umount2(top.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
-    if (::rmdir(top.c_str()) != 0 && errno == ENOTDIR) ::unlink(top.c_str());
-  }
-  tops_.clear();
-}
+void WarmTree::release() { detach_places(tops_); }
 
 }  // namespace asbx
