@@ -5,11 +5,14 @@
 # with its execution count; exits 1 when any target crashed, leaked or hung (the reproducer's
 # path is printed; turn it into a unit test in tests/unit).
 #   scripts/fuzz.sh [SECONDS]
+#   scripts/fuzz.sh --build-only                          only the build (scripts/test.sh runs it beside the seat preps)
 #   ASBX_FUZZ_ONLY="quote frames" scripts/fuzz.sh 60     only these targets
 #   ASBX_FUZZ_BUILD=DIR                                    build dir (default build-fuzz/)
 #   ASBX_FUZZ_RUNS=10000000 scripts/fuzz.sh 7200          each stops at N executions (or SECONDS)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi
 seconds=${1:-10}
 [[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] || asbx_die "usage: scripts/fuzz.sh [SECONDS]"
 runs=${ASBX_FUZZ_RUNS:-}
@@ -55,6 +58,7 @@ run_target() {
 }
 
 configure_and_build
+((build_only)) && exit 0
 failed=0
 for name in $(targets); do
   [[ -x $build/fuzz_$name ]] || asbx_die "no fuzz target '$name' (fuzz/$name.cc)"

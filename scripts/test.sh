@@ -16,10 +16,22 @@ step "$ASBX_ROOT/scripts/setup.sh"
 seat_prereqs() { "$ASBX_ROOT/scripts/seat-host/build.sh" >&2 & local pid=$!
   "$ASBX_ROOT/scripts/package.sh" >/dev/null || { wait "$pid"; asbx_die "scripts/package.sh failed (above)"; }
   wait "$pid" || asbx_die "scripts/seat-host/build.sh failed (above)"; }
+# The fuzz targets' clang build (ctest's fuzz_smoke then only runs them) beside the preps, niced so
+# they go first: it fills the cores while they wait on seats booting, ssh and image loads.
+fuzz_pid=
+if [[ $# -eq 0 && $sanitize -eq 0 ]]; then
+  fuzz_log=$(mktemp)
+  ASBX_FUZZ_BUILD=$ASBX_BUILD/fuzz setsid nice -n 10 "$ASBX_ROOT/scripts/fuzz.sh" --build-only >"$fuzz_log" 2>&1 & fuzz_pid=$!
+  trap '[[ -z $fuzz_pid ]] || kill -- -"$fuzz_pid" 2>/dev/null; rm -f "$fuzz_log"' EXIT  # a prep that failed
+fi
+fuzz_build() {
+  [[ -z $fuzz_pid ]] || wait "$fuzz_pid" || { tail -n 40 "$fuzz_log" >&2; asbx_die "the fuzz build failed (above)"; }
+  fuzz_pid=; }
 step seat_prereqs
 for prep in "$ASBX_ROOT"/scripts/test-prep.d/*.sh; do
   [ -e "$prep" ] && step "$prep"
 done
+step fuzz_build
 export ASBX_MUST_WORK=${ASBX_MUST_WORK:-1}
 [[ $sanitize -eq 0 ]] || exec "$ASBX_ROOT/scripts/sanitize.sh" "$@"
 ctest --test-dir "$ASBX_BUILD" --output-on-failure --timeout 1500 "$@"
