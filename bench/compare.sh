@@ -3,8 +3,11 @@
 # instead, in one run (hyperfine, alternating runs). Writes a markdown table to stdout; progress
 # and hyperfine's own output go to stderr.
 #
-#   bench/compare.sh [--runs N] [--no-remote] [--registry FILE] [--stream-mib M] [--json FILE] [--before BUILD]
+#   bench/compare.sh [--runs N] [--warmup N] [--idle-seconds S] [--no-remote] [--registry FILE]
+#                    [--stream-mib M] [--json FILE] [--before BUILD]
 #
+# --warmup N: hyperfine's untimed runs before each row (default 2; bench/smoke.sh gives 0).
+# --idle-seconds S: how long the idle pool of 16 is sampled (default 10).
 # --before BUILD adds a row: this build's `-- true` against another build's (e.g. main's), alternating.
 #
 # Needs ./scripts/demo.sh (the local seat). The remote rows need the seat hosts of the remote tests
@@ -15,12 +18,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-runs=10 remote=1 stream_mib=1024 json_out= before=
+runs=10 warmup=2 idle_s=10 remote=1 stream_mib=1024 json_out= before=
 state=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
 registry=$state/registry-rd.toml
 while (($#)); do
   case $1 in
     --runs) runs=${2:?}; shift 2 ;;
+    --warmup) warmup=${2:?}; shift 2 ;;
+    --idle-seconds) idle_s=${2:?}; shift 2 ;;
     --no-remote) remote=0; shift ;;
     --registry) registry=${2:?}; shift 2 ;;
     --stream-mib) stream_mib=${2:?}; shift 2 ;;
@@ -60,7 +65,7 @@ hf() {  # hf NAME OUT_JSON CMD_A CMD_B [CMD_C]: alternating runs, medians
   local name=$1 out=$2; shift 2
   local args=(); for c in "$@"; do args+=("$c"); done
   log "$name"
-  hyperfine -N --warmup 2 --runs "$runs" --export-json "$out" "${args[@]}" >&2
+  hyperfine -N --warmup "$warmup" --runs "$runs" --export-json "$out" "${args[@]}" >&2
 }
 
 # 1. Local session, `true`.
@@ -74,7 +79,7 @@ r=$(ratio "$ours" "$rem"); row "local session \`-- true\` vs \`podman --remote r
 #     (docs/DECISIONS.md, "the wait for podman's cleanup") overlaps the next run's create and init
 #     and its gc's list (podman locks the container being cleaned up); spaced, each call is alone.
 log "local session -- true, 1 s apart"
-hyperfine -N --warmup 2 --runs "$runs" --prepare 'sleep 1' --export-json "$work/spaced.json" \
+hyperfine -N --warmup "$warmup" --runs "$runs" --prepare 'sleep 1' --export-json "$work/spaced.json" \
   "$ASBX -- true" "$PODMAN_CLI $ASBX_IMAGE true" ${before:+"$before/agent-sandbox ${LIMITS[*]} -- true"} >&2
 ours=$(median "$work/spaced.json" 0); cli=$(median "$work/spaced.json" 1)
 row "local session \`-- true\`, 1 s apart, vs \`podman run\` CLI" "$ours" "$cli" "$(ratio "$ours" "$cli")" "≤ 0.85×" "$(yes_no le "$(ratio "$ours" "$cli")" 0.85)"
@@ -125,7 +130,7 @@ COLD="env XDG_CONFIG_HOME=$work/cold $ASBX_BUILD/agent-sandbox"
 $WARM pool fill 2>/dev/null; wait_ready 2
 export -f ready_members wait_ready; export ASBX_SOCKET work
 log "local session -- true: warm vs cold vs the CLI"
-hyperfine -N --warmup 2 --runs "$runs" --prepare 'bash -c "wait_ready 1"' --export-json "$work/warm.json" \
+hyperfine -N --warmup "$warmup" --runs "$runs" --prepare 'bash -c "wait_ready 1"' --export-json "$work/warm.json" \
   "$WARM -- true" "$COLD -- true" "$PODMAN_CLI $ASBX_IMAGE true" >&2
 w=$(median "$work/warm.json" 0); c=$(median "$work/warm.json" 1); cli=$(median "$work/warm.json" 2)
 row "local session \`-- true\`, warm vs \`podman run\` CLI" "$w" "$cli" "$(ratio "$w" "$cli")" "≤ 0.3×" "$(yes_no le "$(ratio "$w" "$cli")" 0.3)"
@@ -134,7 +139,7 @@ log "a plain clone's git status: warm vs cold vs the CLI"
 repo="$work/ws/repo"; mkdir -p "$repo"
 git -C "$repo" init -q -b main && seq 1 200 | xargs -I{} touch "$repo/f{}" && git -C "$repo" add . &&
   git -C "$repo" -c user.name=b -c user.email=b@b commit -qm bench && chown -R 1000:1000 "$repo"
-hyperfine -N --warmup 2 --runs "$runs" --prepare 'bash -c "wait_ready 1"' --export-json "$work/warm-git.json" \
+hyperfine -N --warmup "$warmup" --runs "$runs" --prepare 'bash -c "wait_ready 1"' --export-json "$work/warm-git.json" \
   "$WARM --workspace $repo -- git status --short" "$COLD --workspace $repo -- git status --short" \
   "$PODMAN_CLI -v $repo:/sandbox/workspaces/repo -w /sandbox/workspaces/repo $ASBX_IMAGE git status --short" >&2
 w=$(median "$work/warm-git.json" 0); c=$(median "$work/warm-git.json" 1); cli=$(median "$work/warm-git.json" 2)
@@ -153,8 +158,8 @@ ours=$(first_warm); cli=$(first_instruction $PODMAN_CLI "$ASBX_IMAGE")
 row "call → the agent's first instruction (warm path; median of $runs)" "$ours" "$cli" "$(ratio "$ours" "$cli")" "≤ 0.100 s" "$(yes_no le "$ours" 0.1)"
 log "16 concurrent claims: call → first instruction, p95"
 warm_seat "$work/warm" 16; $WARM pool fill 2>/dev/null; wait_ready 16
-b0=$(busy); sleep 10; b1=$(busy)
-idle_cpu=$(awk -v a="$b0" -v b="$b1" 'BEGIN { printf "%.3f", (b - a) / 10 }')
+b0=$(busy); sleep "$idle_s"; b1=$(busy)
+idle_cpu=$(awk -v a="$b0" -v b="$b1" -v s="$idle_s" 'BEGIN { printf "%.3f", (b - a) / s }')
 pids=$(podman --url "unix://$ASBX_SOCKET" ps -a -q --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" |
   xargs podman --url "unix://$ASBX_SOCKET" inspect \
     --format '{{index .Config.Labels "agent-sandbox.launcher-pid"}} {{.State.ConmonPid}} {{.State.Pid}}')
@@ -165,7 +170,7 @@ done
 wait
 p95=$(cat "$work"/claim.* | sort -n | awk '{ a[NR] = $1 } END { print a[int(NR * 0.95 + 0.999)] / 1000 }')
 row "16 concurrent claims: call → first instruction, p95 (16 members ready)" "$p95" "$ours" "$(ratio "$p95" "$ours")" "≤ 0.100 s" "$(yes_no le "$p95" 0.1)"
-row "the idle pool of 16: the machine's CPU (cores, over 10 s) / the members' processes' RSS (KiB: keeper, conmon, runc init)" "$idle_cpu" "$rss" "—" "stated" "—"
+row "the idle pool of 16: the machine's CPU (cores, over $idle_s s) / the members' processes' RSS (KiB: keeper, conmon, runc init)" "$idle_cpu" "$rss" "—" "stated" "—"
 warm_seat "$work/warm" 0  # drained: again while a refill a session spawned holds the fill lock
 for _ in $(seq 1 300); do
   $WARM pool fill 2>&1 | grep -q 'another fill' || (($(ready_members) > 0)) || break; sleep 0.2
