@@ -4,7 +4,7 @@ import pathlib
 import subprocess
 import unittest
 
-from harness import RANGE_USERNS, SeatTest
+from harness import RANGE_USERNS, TEST_POOL, SeatTest
 
 AGENT_UID = 1000  # a root caller's agent runs as 1000:1000 inside; it must own what it writes
 
@@ -61,7 +61,11 @@ class WorkspaceEscapes(SeatTest):
                                                 "--workspace", path, "--", "true")
                 self.assertLauncherError(proc, record, "workspace_rejected", f"workspace '{path}' {why}")
                 self.assertNoContainer(sid)
-                self.assertFalse((self.seat.dir / "run").exists())
+                run = self.seat.dir / "run"
+                if TEST_POOL:  # the seat's warm members live there
+                    self.assertEqual([p.name for p in run.glob(f"*{sid}*")], [])
+                else:
+                    self.assertFalse(run.exists())
 
 
 class OnlyThisWorkspace(SeatTest):
