@@ -29,7 +29,6 @@ const std::vector<Row>& rows() {
       {"a linked worktree whose mirror is under none of the git roots a member holds",
        [](const LaunchPlan& p) { return p.git.shape == "linked_worktree" && !under_member_root(p); }},
       {"a network (egress or inject)", [](const LaunchPlan& p) { return p.network != "none" || p.egress.enabled; }},
-      {"--state-dir", [](const LaunchPlan& p) { return !p.state.dir.empty(); }},
       // The stub execs through env(1), which reads NAME=VALUE words before the command.
       {"a command whose name has '='", [](const LaunchPlan& p) { return p.argv.empty() || p.argv[0].find('=') != std::string::npos; }},
   };

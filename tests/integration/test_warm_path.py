@@ -133,6 +133,32 @@ class WarmSession(WarmSeat):
         self.assertEqual(len(set(ids)), 4)
 
 
+class WarmState(WarmSeat):
+    def test_state_dir_comes_back_from_a_warm_session_and_a_credential_copy_stays_behind(self):
+        """--state-dir on the warm path: the member's HOME is staged and pinned at claim as a cold
+        one's is, so what the runtime's row keeps comes back (docs/STATE.md) — and a copy of the
+        staged credential is still known for one."""
+        self.fill()
+        creds = self.seat.dir / "creds"
+        creds.mkdir(mode=0o700)
+        cred = creds / "codex.json"
+        with os.fdopen(os.open(cred, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            json.dump({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-mock-warm-state"}, f)
+        kept = self.seat.dir / "kept"
+        proc, rec = self.seat.status(
+            "--id", "warm-state", "--runtime", "codex", "--credential", str(cred), "--state-dir", str(kept), "--",
+            "bash", "-c", "mkdir -p ~/.codex/sessions && echo warm-kept > ~/.codex/sessions/r.jsonl && "
+                          "cp ~/.codex/auth.json ~/.codex/sessions/copy.txt")
+        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]), (0, "warm", None), proc.stderr)
+        self.assertEqual((kept / "warm-state/.codex/sessions/r.jsonl").read_text(), "warm-kept\n")
+        state = rec["state"]
+        self.assertEqual((state["dir"], state["files"], state["error"]), (str(kept / "warm-state"), 1, None))
+        self.assertEqual({s["path"]: s["reason"] for s in state["skipped"]},
+                         {".codex/sessions/copy.txt": "a copy of a staged credential"})
+        self.assertEqual(sorted(os.listdir(kept)), ["warm-state"])
+        self.assertEqual(session_containers("warm-state"), [])
+
+
 class Concurrent(WarmSeat):
     def test_concurrent_claims_never_share_a_member(self):
         self.fill()

@@ -42,7 +42,6 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
        }, "a linked worktree whose mirror is under none of the git roots a member holds"},
       {[](LaunchPlan& p) { p.network = "private"; }, "a network (egress or inject)"},
       {[](LaunchPlan& p) { p.egress.enabled = true; }, "a network (egress or inject)"},
-      {[](LaunchPlan& p) { p.state.dir = "/tmp/state"; }, "--state-dir"},
       {[](LaunchPlan& p) { p.argv = {"A=B", "x"}; }, "a command whose name has '='"},
   };
   for (const auto& c : cases) {
@@ -60,6 +59,7 @@ TEST_CASE("warm_fit: the walls a member carries do not send a session cold") {
   p.seccomp.text = R"({"listenerPath":"/run/x/notify.sock"})";  // the keeper hands the listener over
   p.isolation.user_namespace = "range";  // the member's own range, the plan made again on it
   p.git.shape = "plain";                 // its gitdir is made beneath the workspace at claim (warm_tree.h)
+  p.state.dir = "/tmp/state";            // collected through HOME's fd, staged at claim as at init
   CHECK(warm_fit(p, 4).warm);
   p.git.shape = "linked_worktree";  // its mirror beneath a git root the member holds
   p.git.common.path = "/srv/git/m/.git";
