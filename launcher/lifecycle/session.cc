@@ -85,7 +85,7 @@ class Session {
     disk_.check_floor(plan_);  // below the seat's disk floor nothing is created (232)
     UniqueFd sentry_log;
     if (!warm_) make_container(sentry_log);
-    nlohmann::json state = timed("inspect", [&] { return api_.inspect(result_.container_id); });
+    nlohmann::json state = timed("inspect", [&] { return warm_ ? warm_->inspected.get() : api_.inspect(result_.container_id); });
     if (warm_) timed("bind", [&] { warm_binds_.bind(plan_, *warm_, state); });
     long pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
     init_.hold(pid);  // runc handed the notify fd during init: from here the recorder answers each refused call

@@ -90,7 +90,8 @@ std::optional<WarmMember> take_one(const LaunchPlan& plan, const std::string& ru
       continue;
     }
     if (!claim_member(dir, m.id, PoolClaim{static_cast<long>(::getpid()), plan_started_unix(plan), plan.timeout_ms, plan.session_id})) continue;
-    WarmMember w{m.id, m.session, runtime_dir + "/" + m.session, runtime_dir, m.slot, UniqueFd(), "", 0, m.resources};
+    WarmMember w{m.id, m.session, runtime_dir + "/" + m.session, runtime_dir, m.slot, UniqueFd(), "", 0, m.resources,
+                 std::async(std::launch::async, [socket = plan.socket, id = m.id] { return PodmanApi(socket).inspect(id); }).share()};
     std::string why;
     w.listener = take_listener(m, w.session_dir + "/seccomp.sock", why);
     if (!w.listener) {

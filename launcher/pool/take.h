@@ -4,8 +4,11 @@
 // The winner then takes the member's seccomp listener from its keeper (pidfd_getfd; the socket's
 // name is checked to be the member's) and kills the keeper. A member won but unusable is removed.
 #pragma once
+#include <future>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "base/beneath.h"
 #include "base/plan.h"
@@ -25,6 +28,9 @@ struct WarmMember {
   std::string own_dir;      // the session's own dir (its owner file): a second launcher of its id is refused
   std::int64_t claim_ms = 0;  // the claim's time (the record's "claim" phase)
   std::string resources;      // the member's limits as made (launcher/pool/warm_limits.h)
+  // podman's inspect of it, asked the moment it was won, beside the listener's take and the image's
+  // check (the session's "inspect" phase waits for what is left of it). get() rethrows its Error.
+  std::shared_future<nlohmann::json> inspected;
 };
 
 // nullopt with `why_cold` set when no member could be claimed. Throws Error(create_failed) when a
