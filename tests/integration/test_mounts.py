@@ -4,7 +4,7 @@ import pathlib
 import subprocess
 import unittest
 
-from harness import RANGE_USERNS, TEST_POOL, SeatTest
+from harness import RANGE_USERNS, TEST_POOL, SeatTest, session_entries
 
 AGENT_UID = 1000  # a root caller's agent runs as 1000:1000 inside; it must own what it writes
 
@@ -63,7 +63,7 @@ class WorkspaceEscapes(SeatTest):
                 self.assertNoContainer(sid)
                 run = self.seat.dir / "run"
                 if TEST_POOL:  # the seat's warm members live there
-                    self.assertEqual([p.name for p in run.glob(f"*{sid}*")], [])
+                    self.assertEqual(session_entries(run), [])
                 else:
                     self.assertFalse(run.exists())
 

@@ -24,7 +24,7 @@ import time
 import unittest
 
 from harness import (CODES, GVISOR, LAUNCHER, ROOT, Seat, SeatTest, free_veth_slot, peak_rss_argv, peak_rss_bytes, readable_copies,
-                     removals_done, session_containers, unavailable)
+                     removals_done, session_containers, session_entries, unavailable)
 import test_agents_e2e as e2e
 from test_egress import EgressSeat, Upstream
 from test_rootless import USER, rootless_socket
@@ -432,7 +432,7 @@ class Kill(TripwireSeat):
         self.assertLess(record["durations_ms"]["run"], 10000)
         self.assertNoContainer(session)
         removals_done(self.seat.dir / "run")  # a session answered before its removal (deferred)
-        self.assertEqual(list((self.seat.dir / "run").glob("*")), [])
+        self.assertEqual(session_entries(self.seat.dir / "run"), [])
         self.assertLedgerHas(record)
 
     def test_the_first_decoy_opened_ends_the_session(self):
