@@ -159,6 +159,34 @@ class WarmState(WarmSeat):
         self.assertEqual(session_containers("warm-state"), [])
 
 
+class WarmEgress(WarmSeat):
+    CONNECT = ("exec 3<>/dev/tcp/127.0.0.1/3128; printf 'CONNECT evil.example:443 HTTP/1.1\\r\\n"
+               "Host: evil.example:443\\r\\n\\r\\n' >&3; head -1 <&3 | tr -d '\\r'")
+
+    def test_copy_mode_goes_warm_with_its_door_open_in_the_members_namespace(self):
+        """--egress without inject hosts: the member's own empty namespace, the door opened at claim."""
+        self.fill()
+        proc, rec = self.seat.status("--id", "warm-egress", "--egress", "allowed.test", "--", "bash", "-c",
+                                     "ls /sys/class/net | tr '\\n' ' '; echo; " + self.CONNECT)
+        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]), (0, "warm", None), proc.stderr)
+        self.assertEqual(proc.stdout.decode().splitlines(), ["lo tripwire0 ", "HTTP/1.1 403 Forbidden"])
+        self.assertEqual([(r["host"], r["reason"]) for r in rec["egress"]["refused"]], [("evil.example", "not_allowed")])
+
+    def test_inject_mode_goes_cold_and_says_why(self):
+        self.fill()
+        creds = self.seat.dir / "creds"
+        creds.mkdir(mode=0o700)
+        cred = creds / "codex.json"
+        with os.fdopen(os.open(cred, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            json.dump({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-mock-warm-inject"}, f)
+        proc, rec = self.seat.status("--id", "cold-inject", "--runtime", "codex", "--credential", str(cred),
+                                     "--egress", "api.openai.com", "--", "true")
+        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]),
+                         (0, "cold", "the pool cannot carry inject mode (the session CA's tmpfs is fixed at create) yet"),
+                         proc.stderr)
+        self.assertEqual(len(members(self.seat)), 2)  # neither was touched
+
+
 class Concurrent(WarmSeat):
     def test_concurrent_claims_never_share_a_member(self):
         self.fill()
