@@ -196,10 +196,15 @@ class SwappingRelay:
     def copy(self, src, dst, watch=False):
         try:
             while data := src.recv(65536):
-                # the warm path binds after the claim's inspect of its member instead (no create)
+                # The warm path has no create: it binds after its member's inspect, which the claim
+                # asks for the moment it wins the member, before the plan is made again on the
+                # member's range and the dirs are pinned. Held back, the swap comes after both, as
+                # the create comes after the cold path's.
                 warm = TEST_POOL and re.search(rb"/containers/[0-9a-f]{64}/json", data)
                 if watch and not self.fired and (b"/containers/create " in data or warm):
                     self.fired = True
+                    if warm:
+                        time.sleep(0.5)
                     self.on_create()
                 dst.sendall(data)
             dst.shutdown(socket.SHUT_WR)
@@ -226,7 +231,8 @@ class MountSourceSwapped(SeatTest):
         ws = self.seat.workspaces / "swap-dir"
         ws.mkdir()
         moved = self.seat.dir / "moved-away"
-        proc, record = self.swap_and_run(ws, lambda: (ws.rename(moved), ws.mkdir()))
+        # the replacement is the agent's, as a workspace is: only the identity check can refuse it
+        proc, record = self.swap_and_run(ws, lambda: (ws.rename(moved), ws.mkdir(), os.chown(ws, 1000, 1000)))
         self.assertLauncherError(proc, record, "workspace_rejected",
                                  f"'{ws}' mounted at '/sandbox/workspaces/swap-dir' is not the directory that was "
                                  "validated (it was replaced between the check and the mount); nothing was started")
