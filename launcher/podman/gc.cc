@@ -156,6 +156,7 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     listed.insert(s.session);
     ids.insert(s.container_id);
     apply_pool_claim(s);
+    listed.insert(s.session);  // a claimed member carries its session's own dir (launcher/pool/take.h)
     if (!s.odd.empty()) {
       if (skipped) skipped->push_back("skipped container " + (s.container_id.empty() ? "(no id)" : s.container_id.substr(0, 12)) +
                                       " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
@@ -179,6 +180,7 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     }
     bool own_dir = s.pool && !s.pool_runtime_dir.empty();  // a member's session dir is where its label says
     remove_session_dir(own_dir ? s.pool_runtime_dir : runtime_dir, s.pool ? s.pool_session : s.session);
+    if (s.pool && s.pool_session_ran) remove_session_dir(s.pool_runtime_dir, s.session);  // and the claiming session's
     if (handed.present) ::unlink(removal_marker_path(runtime_dir, s.container_id).c_str());
     if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
     bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line
