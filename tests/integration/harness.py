@@ -121,15 +121,6 @@ def removals_done(runtime_dir, settle=30):
         time.sleep(0.1)
 
 
-def session_entries(run_dir):
-    """What run_dir holds of sessions: everything but a warm pool's own entries (its members' dirs,
-    their seccomp profiles, .pool), which live there on a seat with a pool (ASBX_TEST_POOL)."""
-    run_dir = pathlib.Path(run_dir)
-    if not run_dir.exists():
-        return []
-    return sorted(p for p in run_dir.iterdir() if not p.name.startswith(("pool-", "seccomp-pool-", ".pool")))
-
-
 def session_containers(session_id=None, socket=SOCKET, settle=30):
     """The session's containers. A session that ended cleanly answered before its container was
     removed (a detached remover does it: docs/DECISIONS.md, "the wait for podman's cleanup"): one
@@ -261,7 +252,11 @@ class HeldAtItsSocket:
     def __enter__(self):
         try:
             for _ in range(20000):
-                if (self.session_dir / "seccomp.sock").exists() or self.proc.poll() is not None:
+                # a warm session's socket is its member's: it holds its id with the owner file at claim
+                self.held = self.session_dir / "seccomp.sock"
+                if TEST_POOL and not self.held.exists() and (self.session_dir / "owner").exists():
+                    self.held = self.session_dir / "owner"
+                if self.held.exists() or self.proc.poll() is not None:
                     break
                 time.sleep(0.0005)
             # the seat tmpfs's owner file when the seat tmpfs made the dir (gVisor, a user namespace)

@@ -148,7 +148,7 @@ class FailClosed(SeatTest):
             self.assertLauncherError(proc, record, "create_failed",
                                      "--id fc-dup: a session of that id is already running on this seat (its launcher is "
                                      f"pid {first.pid}); nothing was created")
-            self.assertTrue((first.session_dir / "seccomp.sock").exists())  # the first's, left alone
+            self.assertTrue(first.held.exists())  # the first's socket (a warm one's owner file), left alone
             out, err = first.go()
             self.assertEqual((first.proc.returncode, out), (0, b"first\n"), err)  # the first is untouched
 
