@@ -4,7 +4,8 @@ import os
 import subprocess
 import tempfile
 
-from harness import CODES, IMAGE, LAUNCHER, HeldAtItsSocket, SeatTest, session_containers, sha256, podman, session_entries
+from harness import (CODES, IMAGE, LAUNCHER, TEST_POOL, HeldAtItsSocket, SeatTest, session_containers, sha256, podman,
+                     session_entries)
 
 INSIDE = r'''
 cg=/sys/fs/cgroup
@@ -206,8 +207,10 @@ class Records(SeatTest):
         phases = record["durations_ms"]["phases"]
         # no "remove": a session that ended cleanly is answered before its removal (container_removal)
         self.assertEqual(record["container_removal"], "deferred")
-        self.assertEqual(set(phases), {"gc", "image", "create", "init", "inspect", "checks", "attach", "start",
-                                       "disk_baseline", "agent", "wait", "secret_scan", "conclude"})
+        made = {"claim", "bind", "rename"} if record["path"] == "warm" else {"image", "create", "init"}  # ahead of time, warm
+        self.assertEqual(set(phases), made | {"gc", "inspect", "checks", "attach", "start",
+                                              "disk_baseline", "agent", "wait", "secret_scan", "conclude"})
+        self.assertEqual(record["path"], "warm" if TEST_POOL else "cold")
         self.assertTrue(all(isinstance(v, int) and 0 <= v <= record["durations_ms"]["total"] for v in phases.values()))
         lines = self.seat.ledger.read_text().splitlines()
         self.assertEqual(len(lines), 1)
