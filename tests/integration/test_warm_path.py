@@ -67,6 +67,15 @@ class WarmSeat(SeatTest):
             time.sleep(0.2)
         self.assertEqual(members(self.seat), {}, "members left behind")
 
+    def codex_credential(self, key):
+        """A codex API-key credential (0600 in a 0700 dir), as a seat user keeps one."""
+        creds = self.seat.dir / "creds"
+        creds.mkdir(mode=0o700, exist_ok=True)
+        cred = creds / "codex.json"
+        with os.fdopen(os.open(cred, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            json.dump({"auth_mode": "apikey", "OPENAI_API_KEY": key}, f)
+        return cred
+
     def workspace(self, name):
         ws = self.seat.workspaces / name
         ws.mkdir()
@@ -139,11 +148,7 @@ class WarmState(WarmSeat):
         one's is, so what the runtime's row keeps comes back (docs/STATE.md) — and a copy of the
         staged credential is still known for one."""
         self.fill()
-        creds = self.seat.dir / "creds"
-        creds.mkdir(mode=0o700)
-        cred = creds / "codex.json"
-        with os.fdopen(os.open(cred, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-            json.dump({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-mock-warm-state"}, f)
+        cred = self.codex_credential("sk-mock-warm-state")
         kept = self.seat.dir / "kept"
         proc, rec = self.seat.status(
             "--id", "warm-state", "--runtime", "codex", "--credential", str(cred), "--state-dir", str(kept), "--",
@@ -174,11 +179,7 @@ class WarmEgress(WarmSeat):
 
     def test_inject_mode_goes_cold_and_says_why(self):
         self.fill()
-        creds = self.seat.dir / "creds"
-        creds.mkdir(mode=0o700)
-        cred = creds / "codex.json"
-        with os.fdopen(os.open(cred, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
-            json.dump({"auth_mode": "apikey", "OPENAI_API_KEY": "sk-mock-warm-inject"}, f)
+        cred = self.codex_credential("sk-mock-warm-inject")
         proc, rec = self.seat.status("--id", "cold-inject", "--runtime", "codex", "--credential", str(cred),
                                      "--egress", "api.openai.com", "--", "true")
         self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]),
