@@ -58,6 +58,11 @@ bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::
   return std::sscanf(buf, "%ld %" SCNd64 " %127s", &pid, &started, id) == 3 && pid > 0 && (boot = id, true);
 }
 
+// A session dir's owner: the seat tmpfs's file when the seat tmpfs made the dir, else the dir's own.
+bool read_dir_owner(const std::string& dir, long& pid, std::int64_t& started, std::string& boot) {
+  return read_owner(dir + kTmpfsDir + kOwnerFile, pid, started, boot) || read_owner(dir + kOwnerFile, pid, started, boot);
+}
+
 // True when `path` is the root of a mount (an idmapped staging or a tmpfs not yet unmounted): what
 // a recursive removal must never cross (a staging is the owner's workspace).
 bool is_mount_root(const std::string& path) {
@@ -154,8 +159,7 @@ long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, s
   long pid = 0;
   std::int64_t started = 0;
   std::string boot;
-  if (!read_owner(plan.session_dir + kTmpfsDir + kOwnerFile, pid, started, boot) &&
-      !read_owner(plan.session_dir + kOwnerFile, pid, started, boot))
+  if (!read_dir_owner(plan.session_dir, pid, started, boot))
     return 0;
   auto own = plan.labels.find("agent-sandbox.launcher-pid");
   if (own != plan.labels.end() && own->second == std::to_string(pid)) return 0;
@@ -173,9 +177,7 @@ bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id
     std::int64_t started = 0;
     // A pool member's dir names its keeper, which its claim kills: members go by their claims.
     if (!e.is_directory(ec) || e.is_symlink(ec) || e.path().filename().string().rfind("pool-", 0) == 0) continue;
-    if ((read_owner(e.path().string() + kTmpfsDir + kOwnerFile, pid, started, boot) ||
-         read_owner(e.path().string() + kOwnerFile, pid, started, boot)) &&
-        boot == boot_id && !alive(pid, started))
+    if (read_dir_owner(e.path().string(), pid, started, boot) && boot == boot_id && !alive(pid, started))
       return true;
   }
   return false;
@@ -191,9 +193,7 @@ std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_
     long pid = 0;
     std::int64_t started = 0;
     if (listed.count(session) || !e.is_directory(ec) || e.is_symlink(ec)) continue;
-    if (!read_owner(e.path().string() + kTmpfsDir + kOwnerFile, pid, started, boot) &&
-        !read_owner(e.path().string() + kOwnerFile, pid, started, boot))
-      continue;
+    if (!read_dir_owner(e.path().string(), pid, started, boot)) continue;
     std::string why = boot != boot_id ? "the seat rebooted since its launch (boot id " + boot + ")"
                       : !alive(pid, started) ? "its launcher (pid " + std::to_string(pid) + ") is gone"
                                              : "";
@@ -203,6 +203,14 @@ std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_
     out.push_back({session, started, why + " and no container carries its session"});
   }
   return out;
+}
+
+bool owner_holds(const std::string& dir, const std::string& boot_id,
+                 const std::function<bool(long pid, std::int64_t started_unix)>& alive) {
+  long pid = 0;
+  std::int64_t started = 0;
+  std::string boot;
+  return read_dir_owner(dir, pid, started, boot) && boot == boot_id && alive(pid, started);
 }
 
 }  // namespace asbx

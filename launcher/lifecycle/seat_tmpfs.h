@@ -60,6 +60,11 @@ void refuse_if_held(const LaunchPlan& plan);
 bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id,
                       const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
+// Whether DIR's owner (either file) names a launcher of this boot that is alive: a dir gc must not
+// take away, though a container of its id was an orphan (a new launcher of that id holds it now).
+bool owner_holds(const std::string& dir, const std::string& boot_id,
+                 const std::function<bool(long pid, std::int64_t started_unix)>& alive);
+
 // A session dir that outlived both its launcher and its container (the launcher killed before its
 // create, or its container removed by another hand: no label leads gc to it).
 struct StaleSeatTmpfs {

@@ -180,7 +180,9 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     }
     bool own_dir = s.pool && !s.pool_runtime_dir.empty();  // a member's session dir is where its label says
     remove_session_dir(own_dir ? s.pool_runtime_dir : runtime_dir, s.pool ? s.pool_session : s.session);
-    if (s.pool && s.pool_session_ran) remove_session_dir(s.pool_runtime_dir, s.session);  // and the claiming session's
+    // and the claiming session's own dir, unless a new launcher of its id holds it by now
+    if (s.pool && s.pool_session_ran && !owner_holds(s.pool_runtime_dir + "/" + s.session, host.boot_id, host.launcher_alive))
+      remove_session_dir(s.pool_runtime_dir, s.session);
     if (handed.present) ::unlink(removal_marker_path(runtime_dir, s.container_id).c_str());
     if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
     bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line

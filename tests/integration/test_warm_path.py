@@ -267,6 +267,37 @@ class ColdWithAReason(WarmSeat):
         self.assertFalse((self.seat.dir / "run" / ".pool" / (second + ".claim")).exists())
 
 class Leftovers(WarmSeat):
+    def test_gc_leaves_a_warm_orphans_dir_a_new_launcher_of_its_id_holds(self):
+        """A warm session's launcher killed: gc removes its member, and with it the session's own dir —
+        unless a new launcher of that id holds the dir by now (its owner file names a live process)."""
+        self.fill()
+        first = subprocess.Popen([str(LAUNCHER), "--id", "reheld", "--", "sleep", "120"], env=self.seat.env(),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: (first.kill(), first.wait()))
+        running = lambda: podman("ps", "-q", "--filter", "name=^asbx-reheld$", check=False).stdout.strip()
+        until = time.monotonic() + 30
+        while not running():  # renamed beside the agent: the member's name is the session's
+            self.assertLess(time.monotonic(), until, "the warm session did not start")
+            time.sleep(0.1)
+        first.kill()
+        first.wait()
+        holder = subprocess.Popen(["sleep", "60"])  # the new launcher of "reheld", as its owner file says
+        self.addCleanup(lambda: (holder.kill(), holder.wait()))
+        owner = self.seat.dir / "run" / "reheld" / "owner"
+        boot = pathlib.Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        owner.write_text(f"{holder.pid} {int(time.time())} {boot}\n")
+        proc = self.seat.run("gc")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("removed asbx-reheld (session reheld)", proc.stdout.decode())
+        self.assertEqual(running(), "")
+        self.assertTrue(owner.exists(), "gc took the dir a new launcher of the id holds")
+        self.assertEqual(owner.read_text(), f"{holder.pid} {int(owner.read_text().split()[1])} {boot}\n")  # still held
+        holder.kill()  # CONTROL: its holder gone too, the next gc takes the dir
+        holder.wait()
+        proc = self.seat.run("gc")
+        self.assertIn("removed the session dir of reheld", proc.stdout.decode())
+        self.assertFalse(owner.parent.exists())
+
     def test_gc_removes_a_member_whose_keeper_died(self):
         self.fill()
         cid, m = next(iter(members(self.seat).items()))
