@@ -22,10 +22,12 @@ fuzz_pid=
 if [[ $# -eq 0 && $sanitize -eq 0 ]]; then
   fuzz_log=$(mktemp)
   ASBX_FUZZ_BUILD=$ASBX_BUILD/fuzz setsid nice -n 10 "$ASBX_ROOT/scripts/fuzz.sh" --build-only >"$fuzz_log" 2>&1 & fuzz_pid=$!
-  trap '[[ -z $fuzz_pid ]] || kill -- -"$fuzz_pid" 2>/dev/null; rm -f "$fuzz_log"' EXIT  # a prep that failed
+  stop_fuzz_build() { [[ -z $fuzz_pid ]] || kill -- -"$fuzz_pid" 2>/dev/null; rm -f "$fuzz_log"; }  # a prep that failed
+  asbx_trap_exit stop_fuzz_build
 fi
+# A failed build stops nothing else: fuzz_smoke builds again and fails with the compiler's words.
 fuzz_build() {
-  [[ -z $fuzz_pid ]] || wait "$fuzz_pid" || { tail -n 40 "$fuzz_log" >&2; asbx_die "the fuzz build failed (above)"; }
+  [[ -z $fuzz_pid ]] || wait "$fuzz_pid" || { tail -n 20 "$fuzz_log" >&2; asbx_log "the fuzz build failed (above); fuzz_smoke will say why"; }
   fuzz_pid=; }
 step seat_prereqs
 for prep in "$ASBX_ROOT"/scripts/test-prep.d/*.sh; do
