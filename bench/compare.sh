@@ -34,6 +34,8 @@ while (($#)); do
     *) asbx_usage ;;
   esac
 done
+[[ $warmup =~ ^[0-9]+$ ]] || asbx_die "--warmup: '$warmup' is not a count (0 or more)"
+[[ $idle_s =~ ^[1-9][0-9]*$ ]] || asbx_die "--idle-seconds: '$idle_s' is not a positive whole number"
 
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run"
