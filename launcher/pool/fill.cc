@@ -1,5 +1,6 @@
 #include "launcher/pool/fill.h"
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -191,6 +192,13 @@ std::string pool_plan_digest(const SeatConfig& seat, PodmanApi& api) {
 }
 
 int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
+  // A refill spawned before its seat was taken down (the config file removed with the seat's dirs)
+  // makes nothing, and no runtime dir again either.
+  struct stat st{};
+  if (!first.path.empty() && ::stat(first.path.c_str(), &st) != 0 && errno == ENOENT) {
+    lines.push_back("the seat config " + first.path + " is gone: nothing to fill");
+    return 0;
+  }
   // One fill at a time (a concurrent one would count the same ready members and make as many again).
   std::string lock_path = pool_dir(first.runtime_dir) + "/.fill.lock";
   UniqueFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));

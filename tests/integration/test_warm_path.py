@@ -18,13 +18,15 @@ made by `agent-sandbox pool fill`, claimed by sessions that fit, bound at claim,
 import json
 import os
 import pathlib
+import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
 import uuid
 
-from harness import CODES, IMAGE, LAUNCHER, SeatTest, podman, session_containers, GVISOR
+from harness import CODES, GVISOR, IMAGE, LAUNCHER, SOCKET, SeatTest, podman, session_containers
 
 AGENT_UID = 1000
 
@@ -353,6 +355,49 @@ class Leftovers(WarmSeat):
             keeper = int(m["Labels"]["agent-sandbox.launcher-pid"])
             self.assertFalse(os.path.exists(f"/proc/{keeper}") and
                              pathlib.Path(f"/proc/{keeper}/stat").read_text().split()[2] not in "ZX", keeper)
+
+    def test_a_refill_whose_seat_was_taken_down_meanwhile_makes_nothing_there(self):
+        """A session's refill reads the seat config and then runs its gc; a seat taken down in
+        between (its config and dirs removed) must not get its runtime dir back, or members."""
+        arrived, go = threading.Event(), threading.Event()
+        relay = self.seat.dir / "held.sock"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(relay))
+        server.listen(8)
+        self.addCleanup(server.close)
+
+        def hold(conn):
+            arrived.set()
+            go.wait(30)
+            with conn, socket.socket(socket.AF_UNIX) as up:
+                up.connect(SOCKET)
+                for src, dst in ((conn, up), (up, conn)):
+                    threading.Thread(target=pipe, args=(src, dst), daemon=True).start()
+                time.sleep(5)
+
+        def pipe(src, dst):
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+                dst.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+        threading.Thread(target=lambda: [threading.Thread(target=hold, args=(server.accept()[0],), daemon=True).start()
+                                         for _ in iter(int, 1)], daemon=True).start()
+        self.seat.config_file.write_text(f'pool_size = 2\nsocket = "{relay}"\n' + "".join(
+            l for l in self.base.splitlines(True) if not l.startswith("socket = ")))
+        fill = subprocess.Popen([str(LAUNCHER), "pool", "fill"], env=self.seat.env(), stderr=subprocess.PIPE)
+        self.assertTrue(arrived.wait(30), "the fill never asked podman")
+        self.seat.config_file.unlink()  # the seat taken down: its config, then its dirs
+        shutil.rmtree(self.seat.dir / "run", ignore_errors=True)
+        go.set()
+        _, err = fill.communicate(timeout=60)
+        self.assertEqual((fill.returncode, err.decode()),
+                         (0, f"{LAUNCHER.name}: pool: the seat config {self.seat.config_file} is gone: nothing to fill\n"))
+        self.assertFalse((self.seat.dir / "run").exists())
+        self.assertEqual(members(self.seat), {})
+        self.seat.config_file.write_text(self.base)  # for the drain
 
     def test_a_claimed_member_whose_session_failed_is_removed(self):
         self.fill()
