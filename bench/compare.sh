@@ -42,15 +42,7 @@ bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run"
 export XDG_CONFIG_HOME=$work
 log() { printf '[compare] %s\n' "$*" >&2; }
 
-LIMITS=(--memory 2g --pids 256 --cpus 2)
 ASBX="$ASBX_BUILD/agent-sandbox ${LIMITS[*]}"
-# The podman flags that give the container what the launcher's create body gives it
-# (compare with `agent-sandbox --dry-run`): keep the two in step.
-PODMAN_FLAGS="--rm --cap-drop ALL --security-opt no-new-privileges --read-only --init --network none \
- --hostname agent-sandbox --user 1000:1000 --memory 2g --memory-swap 2g --pids-limit 256 \
- --cpu-period 100000 --cpu-quota 200000 --cpu-shares 256 --ulimit nofile=8192:8192 --ulimit nproc=4096:4096 \
- --tmpfs /tmp:rw,size=512m,nosuid,nodev,mode=1777 --tmpfs /sandbox/home:rw,size=512m,nosuid,nodev,mode=0700 \
- --workdir /sandbox/home -e HOME=/sandbox/home -e LANG=C.UTF-8 -e LC_ALL=C -e USER=agent -e TERM=xterm-256color"
 PODMAN_CLI="podman run $PODMAN_FLAGS"
 PODMAN_REMOTE="podman --url unix://$ASBX_SOCKET run $PODMAN_FLAGS"
 

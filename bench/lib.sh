@@ -3,6 +3,18 @@
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
+# The limits the launcher is given in the side-by-side rows, and the podman flags that give the
+# container what the launcher's create body gives it
+# (compare with `agent-sandbox --dry-run`): keep the two in step.
+# shellcheck disable=SC2034  # used by the scripts that source this one
+LIMITS=(--memory 2g --pids 256 --cpus 2)
+# shellcheck disable=SC2034
+PODMAN_FLAGS="--rm --cap-drop ALL --security-opt no-new-privileges --read-only --init --network none \
+ --hostname agent-sandbox --user 1000:1000 --memory 2g --memory-swap 2g --pids-limit 256 \
+ --cpu-period 100000 --cpu-quota 200000 --cpu-shares 256 --ulimit nofile=8192:8192 --ulimit nproc=4096:4096 \
+ --tmpfs /tmp:rw,size=512m,nosuid,nodev,mode=1777 --tmpfs /sandbox/home:rw,size=512m,nosuid,nodev,mode=0700 \
+ --workdir /sandbox/home -e HOME=/sandbox/home -e LANG=C.UTF-8 -e LC_ALL=C -e USER=agent -e TERM=xterm-256color"
+
 # bench_seat_toml CONFIG_HOME [KEY=VALUE...]: a seat config for the local seat (the harness
 # service's socket, the shared image) in CONFIG_HOME/agent-sandbox/seat.toml, then each KEY = "VALUE".
 bench_seat_toml() {
