@@ -12,7 +12,7 @@ LIMITS=(--memory 2g --pids 256 --cpus 2)
 PODMAN_FLAGS="--rm --cap-drop ALL --security-opt no-new-privileges --read-only --init --network none \
  --hostname agent-sandbox --user 1000:1000 --memory 2g --memory-swap 2g --pids-limit 256 \
  --cpu-period 100000 --cpu-quota 200000 --cpu-shares 256 --ulimit nofile=8192:8192 --ulimit nproc=4096:4096 \
- --tmpfs /tmp:rw,size=512m,nosuid,nodev,mode=1777 --tmpfs /sandbox/home:rw,size=512m,nosuid,nodev,mode=0700 \
+ --tmpfs /tmp:rw,size=512m,nosuid,nodev,mode=1777 --tmpfs /sandbox/home:rw,size=512m,nosuid,nodev,mode=0700,U \
  --workdir /sandbox/home -e HOME=/sandbox/home -e LANG=C.UTF-8 -e LC_ALL=C -e USER=agent -e TERM=xterm-256color"
 
 # bench_seat_toml CONFIG_HOME [KEY=VALUE...]: a seat config for the local seat (the harness

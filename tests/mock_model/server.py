@@ -72,6 +72,7 @@ class RequestLog:
             record = dict(record)
             record["seq"] = self.counter
             record["t"] = round(time.monotonic() - self.t0, 3)
+            record["at"] = round(time.time(), 6)  # the wall clock: bench/first_request.py's end mark
             line = json.dumps(record, sort_keys=True)
             if self.path:
                 with open(self.path, "a", encoding="utf-8") as f:
