@@ -37,6 +37,21 @@ def members(seat):
     return {c["Id"]: c for c in json.loads(out or "[]")}
 
 
+def kill_dead(pid, wait=10):
+    """SIGKILL, then wait until the process has ended (a zombie or gone): on a loaded seat its exit
+    takes longer than a fixed pause, and gc rightly counts a process still ending as alive."""
+    os.kill(pid, signal.SIGKILL)
+    until = time.monotonic() + wait
+    while time.monotonic() < until:
+        try:
+            if pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX":
+                return
+        except (FileNotFoundError, ProcessLookupError):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} did not end in {wait} s")
+
+
 class WarmSeat(SeatTest):
     def setUp(self):
         super().setUp()
@@ -303,8 +318,7 @@ class Leftovers(WarmSeat):
     def test_gc_removes_a_member_whose_keeper_died(self):
         self.fill()
         cid, m = next(iter(members(self.seat).items()))
-        os.kill(int(m["Labels"]["agent-sandbox.launcher-pid"]), signal.SIGKILL)
-        time.sleep(0.2)
+        kill_dead(int(m["Labels"]["agent-sandbox.launcher-pid"]))
         proc = self.seat.run("gc")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn(f"removed {m['Names'][0]}", proc.stdout.decode())
@@ -320,10 +334,9 @@ class Leftovers(WarmSeat):
         made = members(self.seat)
         self.assertEqual(len(made), 2)
         for cid, m in made.items():
-            os.kill(int(m["Labels"]["agent-sandbox.launcher-pid"]), signal.SIGKILL)
+            kill_dead(int(m["Labels"]["agent-sandbox.launcher-pid"]))
             pid = json.loads(podman("inspect", cid).stdout)[0]["State"]["Pid"]
-            os.kill(pid, signal.SIGKILL)  # runc's init, waiting on its exec fifo
-        time.sleep(0.3)
+            kill_dead(pid)  # runc's init, waiting on its exec fifo
         proc = self.seat.run("gc")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(members(self.seat), {})
@@ -490,8 +503,7 @@ class HostilePassFindings(WarmSeat):
         cid, m = next(iter(members(self.seat).items()))
         # a claim naming this (live) process, written as a claiming launcher writes it
         (self.seat.dir / "run" / ".pool" / (cid + ".claim")).write_text(f"{os.getpid()} {int(time.time())} 0 s-live\n")
-        os.kill(int(m["Labels"]["agent-sandbox.launcher-pid"]), signal.SIGKILL)
-        time.sleep(0.2)
+        kill_dead(int(m["Labels"]["agent-sandbox.launcher-pid"]))
         proc = self.seat.run("gc")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn(cid, members(self.seat))
