@@ -1,0 +1,109 @@
+"""The warm path's own failures, against the real service through a relay that answers one kind of
+request itself (docs/DECISIONS.md "Issue 37: the warm pool"). Each fails closed: the session's
+launcher error names the cause, the agent's command never ran, and nothing of the member stays.
+  - podman refuses the update that gives the member the session's limits (a 500): limits_unenforced;
+  - podman says the update was applied (a 204) but did not apply it: the cgroup's files are read
+    back before start, and the session is refused with the figure the cgroup holds.
+"""
+import json
+import re
+import socket
+import threading
+
+from harness import SOCKET, podman, session_containers
+from test_warm_path import WarmSeat, members
+
+UPDATE = re.compile(rb"^POST /[^ ]*/containers/[0-9a-f]{64}/update ", re.M)
+
+
+class AnsweringRelay:
+    """A unix-socket relay in front of the real service; a request matching UPDATE is answered
+    with `reply` (status, body) by the relay itself and never reaches podman. The launcher waits for
+    each answer before its next request, so the relay answers in order."""
+
+    def __init__(self, path, reply):
+        self.path, self.reply, self.answered = str(path), reply, 0
+        self.server = socket.socket(socket.AF_UNIX)
+        self.server.bind(self.path)
+        self.server.listen(16)
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.relay, args=(conn,), daemon=True).start()
+
+    def relay(self, conn):
+        with conn, socket.socket(socket.AF_UNIX) as up:
+            up.connect(SOCKET)
+            threading.Thread(target=self.back, args=(up, conn), daemon=True).start()
+            try:
+                while data := conn.recv(65536):
+                    if UPDATE.match(data):
+                        self.answer(conn, data)
+                    else:
+                        up.sendall(data)
+                up.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def answer(self, conn, data):
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(re.search(rb"(?im)^content-length: *(\d+)", head).group(1))
+        while len(body) < length:  # the update's body is swallowed, never forwarded
+            body += conn.recv(65536)
+        status, text = self.reply
+        payload = json.dumps({"message": text}).encode() if text else b""
+        conn.sendall(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (status, len(payload), payload))
+        self.answered += 1
+
+    @staticmethod
+    def back(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+
+    def close(self):
+        self.server.close()
+
+
+class UpdateFails(WarmSeat):
+    def through(self, reply):
+        relay = AnsweringRelay(self.seat.dir / "relay.sock", reply)
+        self.addCleanup(relay.close)
+        text = "".join(l for l in self.base.splitlines(True) if not l.startswith("socket = "))
+        self.seat.config_file.write_text(f'pool_size = 2\nsocket = "{relay.path}"\n' + text)
+        self.fill()
+        made = set(members(self.seat))
+        self.assertEqual(len(made), 2)
+        self.member_memory = json.loads(podman("inspect", next(iter(made))).stdout)[0]["HostConfig"]["Memory"]
+        marker = self.workspace("ws") / "ran"
+        proc, rec = self.seat.status("--id", "warm-update", "--workspace", str(marker.parent), "--memory", "1g", "--",
+                                     "touch", "ran")
+        self.assertEqual(relay.answered, 1)
+        self.assertEqual((rec["path"], rec["container_removed"]), ("warm", True))
+        self.assertIn(rec["container_id"], made)
+        self.assertNotIn(rec["container_id"], members(self.seat))  # the claimed member went
+        self.assertFalse(marker.exists(), "the agent's command ran")
+        self.assertEqual(session_containers("warm-update"), [])
+        self.assertEqual(podman("ps", "-aq", "--filter", "id=" + rec["container_id"], check=False).stdout.strip(), "")
+        return proc, rec
+
+    def test_a_refused_update_fails_closed(self):
+        proc, rec = self.through((500, "cgroup update refused by the test"))
+        self.assertLauncherError(proc, rec, "limits_unenforced",
+                                 "podman could not apply the session's limits to the warm member (500): "
+                                 "cgroup update refused by the test; nothing was started")
+
+    def test_an_update_podman_says_it_applied_but_did_not_is_caught_by_reading_the_cgroup_back(self):
+        proc, rec = self.through((204, ""))
+        self.assertLauncherError(proc, rec, "limits_unenforced",
+                                 "the warm member's cgroup does not hold the session's limits after podman's update "
+                                 f"(memory.limit_in_bytes is {self.member_memory}, not 1073741824); nothing was started")
+        self.assertNotEqual(self.member_memory, 1073741824)  # the seat's, which the session's 1g is not
