@@ -196,6 +196,9 @@ class Seat:
         # pool_size still has the members made for the first one, and their HOME tmpfs mounts.
         if not self.config_file.exists() or not (self.dir / "run" / ".pool").exists():
             return
+        label = "label=agent-sandbox.pool-runtime-dir=" + str(self.dir / "run")
+        if "\npool_size = " not in "\n" + self.config_file.read_text() and not podman("ps", "-aq", "--filter", label, check=False).stdout.strip():
+            return  # the pool off (a refill makes nothing) and nothing of it left: a test drained it itself
         if self.ledger.exists():  # the matrix's evidence: how many of this seat's sessions ran warm
             paths = [json.loads(l).get("path") for l in self.ledger.read_text().splitlines() if l.strip()]
             print(f"[pool] {paths.count('warm')} of {len(paths)} sessions warm", file=sys.stderr)
@@ -205,7 +208,6 @@ class Seat:
         text = "".join(l for l in self.config_file.read_text().splitlines(True)
                        if not l.startswith(("pool_size = ", "socket = ")))
         self.config_file.write_text(f'pool_size = 0\nsocket = "{SOCKET}"\n' + text)
-        label = "label=agent-sandbox.pool-runtime-dir=" + str(self.dir / "run")
         until, quiet = time.monotonic() + 30, 0
         while time.monotonic() < until and quiet < 2:  # twice quiet: a refill spawned late finds it off
             busy = b"another fill is at work" in self.run("pool", "fill").stderr
