@@ -10,6 +10,7 @@
 #include "launcher/persist/client.h"
 #include "launcher/podman/gc.h"
 #include "launcher/podman/podman_api.h"
+#include "launcher/pool/pool_gc.h"
 
 namespace asbx {
 namespace {
@@ -26,7 +27,10 @@ void explain_missing(const SeatConfig& seat, const std::string& id) {
   bool plain = false;
   try {
     PodmanApi api(seat.socket);
-    for (const auto& s : list_sessions(api)) plain = plain || (s.session == id && !s.persist);
+    for (auto s : list_sessions(api)) {
+      apply_pool_claim(s);  // a warm session's container keeps its member's session label; the claim names it
+      plain = plain || (s.session == id && !s.persist);
+    }
   } catch (const std::exception&) {
   }
   if (plain)

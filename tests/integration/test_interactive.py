@@ -14,7 +14,7 @@ import tempfile
 import time
 import unittest
 
-from harness import BUILD, CODES, LAUNCHER, ROOT, SOCKET, SeatTest, readable_copies, session_containers, unavailable
+from harness import BUILD, CODES, LAUNCHER, ROOT, SOCKET, SeatTest, readable_copies, session_containers, session_entries, unavailable
 from test_agents_e2e import claude_oauth, git
 
 sys.path.insert(0, str(ROOT / "tests" / "mock_model"))
@@ -223,7 +223,7 @@ class Shims(InteractiveSeat):
         proc = subprocess.run([str(SHIMS / "cld"), "--dry-run", "--timeout", "2h", "--credential", str(credential)],
                               capture_output=True, env=self.env(ASBX_TIMEOUT="1h"), cwd=str(proj), timeout=60)
         self.assertEqual(json.loads(proc.stdout)["timeout_ms"], 2 * 3600 * 1000, proc.stderr)
-        self.assertFalse((self.seat.dir / "run").exists(), "a dry run made a session dir")
+        self.assertEqual(session_entries(self.seat.dir / "run"), [], "a dry run made a session dir")
 
 
 class PersistentErrors(InteractiveSeat):
