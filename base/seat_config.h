@@ -64,8 +64,10 @@ struct SeatConfig {
   // "" (unset) = the OCI runtime's row (plan/isolation.h: range under runc, host under runsc).
   std::string user_namespace;
   // The warm pool (docs/DECISIONS.md "Issue 37: the warm pool"): members kept created and
-  // initialised for sessions that fit (plan/warm_fit.h). 0 = off, the default.
+  // initialised for sessions that fit (plan/warm_fit.h). 0 = off, the default. A terminal is fixed
+  // at create: pool_size members are made without one, pool_tty_size with one (for --tty sessions).
   int pool_size = 0;
+  int pool_tty_size = 0;
   TripwireSeat tripwire;                   // tripwire, tripwire_canaries (docs/EGRESS.md, "The tripwire")
 };
 

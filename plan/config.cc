@@ -51,6 +51,13 @@ std::int64_t config_count(const toml::node& n, const std::string& path, const ch
   return v;
 }
 
+int pool_count(const toml::node& n, const std::string& path, const char* key) {
+  std::int64_t v = get_int(n, path, key);
+  if (v < 0 || v > kMaxPoolSize)
+    throw Error(ErrorKind::config, where(path, n) + ": '" + key + "' must be between 0 and " + std::to_string(kMaxPoolSize));
+  return static_cast<int>(v);
+}
+
 void apply_limits(const toml::node& node, const std::string& path, SeatConfig& c) {
   const auto* table = node.as_table();
   if (!table) throw Error(ErrorKind::config, where(path, node) + ": 'limits' must be a table");
@@ -202,12 +209,8 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
       {"runtime", [&](const toml::node& n) { c.oci_runtime = one_of(n, path, "runtime", {"runc", "runsc"}); }},
       {"runsc_platform", [&](const toml::node& n) { c.runsc_platform = one_of(n, path, "runsc_platform", {"ptrace", "kvm"}); }},
       {"user_namespace", [&](const toml::node& n) { c.user_namespace = one_of(n, path, "user_namespace", {"host", "range"}); }},
-      {"pool_size", [&](const toml::node& n) {
-         std::int64_t v = get_int(n, path, "pool_size");
-         if (v < 0 || v > kMaxPoolSize)
-           throw Error(ErrorKind::config, where(path, n) + ": 'pool_size' must be between 0 and " + std::to_string(kMaxPoolSize));
-         c.pool_size = static_cast<int>(v);
-       }},
+      {"pool_size", [&](const toml::node& n) { c.pool_size = pool_count(n, path, "pool_size"); }},
+      {"pool_tty_size", [&](const toml::node& n) { c.pool_tty_size = pool_count(n, path, "pool_tty_size"); }},
       {"runsc_dir", str(c.runsc_dir, "runsc_dir")},
       {"runsc_socket", str(c.runsc_socket, "runsc_socket")},
       {"tripwire_canaries", [&](const toml::node& n) { c.tripwire.canaries = tripwire_canaries(n, path); }},

@@ -20,7 +20,6 @@ bool under_member_root(const LaunchPlan& p) {
 // Each row: something a member fixed at create cannot be given at claim (yet).
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
-      {"a terminal (tty is fixed at create)", [](const LaunchPlan& p) { return p.tty; }},
       {"a persistent session", [](const LaunchPlan& p) { return p.persist; }},
       {"a rootless seat", [](const LaunchPlan& p) { return p.rootless; }},
       {"gVisor isolation", [](const LaunchPlan& p) { return p.isolation.wall != "runc"; }},
@@ -44,10 +43,13 @@ bool profile_has_listener(const std::string& profile_text) {
   return profile_text.find("\"listenerPath\"") != std::string::npos;
 }
 
-WarmFit warm_fit(const LaunchPlan& plan, int pool_size) {
-  if (pool_size <= 0) return {false, "the seat's pool is off (pool_size = 0)"};
+WarmFit warm_fit(const LaunchPlan& plan, int pool_size, int pool_tty_size) {
+  if (pool_size <= 0 && pool_tty_size <= 0) return {false, "the seat's pool is off (pool_size = 0)"};
   for (const auto& row : rows())
     if (row.refuses(plan)) return {false, std::string("the pool cannot carry ") + row.why + " yet"};
+  // A terminal is fixed at create: a member is made with one or without, each kind its own count.
+  if (plan.tty && pool_tty_size <= 0) return {false, "the seat keeps no member made with a terminal (pool_tty_size = 0)"};
+  if (!plan.tty && pool_size <= 0) return {false, "the seat keeps members made with a terminal only (pool_size = 0)"};
   return {true, ""};
 }
 

@@ -14,7 +14,8 @@ struct WarmFit {
   std::string why;  // "" when warm; else the first row that sent the session to the cold path
 };
 
-WarmFit warm_fit(const LaunchPlan& plan, int pool_size);
+// pool_size: the members made without a terminal; pool_tty_size: with one (a --tty session's kind).
+WarmFit warm_fit(const LaunchPlan& plan, int pool_size, int pool_tty_size);
 
 // True when the rendered seccomp profile names a notify listener (`listenerPath`): runc hands the
 // listener the notify fd at init, which for a member is refill time (DECISIONS: a per-member

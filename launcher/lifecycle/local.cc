@@ -82,9 +82,9 @@ LaunchPlan plan_on_a_range(const Request& req, const SeatConfig& seat, SessionFa
 // one is ready; the plan made again on the member's range (same id). nullopt and `why` otherwise.
 std::optional<WarmMember> claim_warm(const Request& req, const SeatConfig& seat, SessionFacts& facts, LaunchPlan& plan,
                                      std::string& why) {
-  WarmFit fit = warm_fit(plan, seat.pool_size);
+  WarmFit fit = warm_fit(plan, seat.pool_size, seat.pool_tty_size);
   if (!fit.warm) {
-    why = seat.pool_size > 0 ? fit.why : "";
+    why = seat.pool_size + seat.pool_tty_size > 0 ? fit.why : "";
     return std::nullopt;
   }
   if (::geteuid() != 0) {

@@ -39,14 +39,16 @@
 namespace asbx {
 namespace {
 
-// The plan a member is made for: the seat's, no workspace, in a range of its own when the seat has ranges.
-LaunchPlan member_plan(const SeatConfig& seat, std::optional<RangeClaim>& range) {
+// The plan a member is made for: the seat's, no workspace, with a terminal or without, in a range of
+// its own when the seat has ranges.
+LaunchPlan member_plan(const SeatConfig& seat, std::optional<RangeClaim>& range, bool tty) {
   Request req;
   req.id = "pool-" + random_hex(8);
   req.argv = {"/bin/sh"};
+  req.tty = tty;
   SessionFacts facts = current_session_facts();
   LaunchPlan plan = build_plan(req, seat, current_user_facts(), facts);
-  WarmFit fit = warm_fit(plan, seat.pool_size);
+  WarmFit fit = warm_fit(plan, seat.pool_size, seat.pool_tty_size);
   if (!fit.warm) throw Error(ErrorKind::config, "pool_size in " + seat.path + ": " + fit.why);
   if (plan.isolation.user_namespace != "range") return plan;
   facts.userns_slot = range.emplace().slot();
@@ -112,12 +114,12 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
 }
 
 // In the forked keeper: make the member, report "ok ID" or "err CODE MESSAGE" on REPORT, keep it.
-[[noreturn]] void make_member(const SeatConfig& seat, int report) {
+[[noreturn]] void make_member(const SeatConfig& seat, int report, bool tty) {
   std::optional<RangeClaim> range;
   std::optional<LaunchPlan> plan;
   std::string id;
   try {
-    plan = member_plan(seat, range);
+    plan = member_plan(seat, range, tty);
     PodmanApi api(plan->socket);
     SeatTmpfs home;
     home.mount(*plan);
@@ -156,7 +158,7 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
   ::_exit(1);
 }
 
-std::string make_one(const SeatConfig& seat) {
+std::string make_one(const SeatConfig& seat, bool tty) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw Error(ErrorKind::internal, std::string("warm pool: pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -166,7 +168,7 @@ std::string make_one(const SeatConfig& seat) {
     ::close(p[0]);
     ::setsid();
     ::signal(SIGHUP, SIG_IGN);
-    make_member(seat, p[1]);
+    make_member(seat, p[1], tty);
   }
   ::close(p[1]);
   std::string text;
@@ -186,9 +188,17 @@ std::string make_one(const SeatConfig& seat) {
 
 }  // namespace
 
-std::string pool_plan_digest(const SeatConfig& seat, PodmanApi& api) {
-  std::optional<RangeClaim> none;
-  return member_digest(member_plan(seat, none), image_id(api, seat.image));
+std::vector<PoolKind> pool_kinds(const SeatConfig& seat, PodmanApi& api) {
+  std::vector<PoolKind> out;
+  std::string image;
+  for (bool tty : {false, true}) {
+    int want = tty ? seat.pool_tty_size : seat.pool_size;
+    if (want <= 0) continue;
+    if (image.empty()) image = image_id(api, seat.image);
+    std::optional<RangeClaim> none;
+    out.push_back({tty, want, member_digest(member_plan(seat, none, tty), image)});
+  }
+  return out;
 }
 
 int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
@@ -210,29 +220,30 @@ int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
   // turned the pool off (and a fill that drained it since) must not make members again.
   SeatConfig seat = first.path.empty() ? first : load_seat_config(first.path, current_user_facts());
   if (seat.runtime_dir != first.runtime_dir) return 0;  // another seat's pool now: its own fill
-  std::string digest;  // "" when the pool is off: no member fits
-  if (seat.pool_size > 0) {
-    PodmanApi api(seat.socket);
-    digest = pool_plan_digest(seat, api);
-  } else {
-    lines.push_back("the seat's pool is off (pool_size = 0 in " + (seat.path.empty() ? std::string("the seat config") : seat.path) + ")");
-  }
   PodmanApi api(seat.socket);
+  std::vector<PoolKind> kinds = pool_kinds(seat, api);  // none when the pool is off: no member fits
+  if (kinds.empty())
+    lines.push_back("the seat's pool is off (pool_size = 0 in " + (seat.path.empty() ? std::string("the seat config") : seat.path) + ")");
   std::set<std::string> announced, listed;  // what a claim finds (launcher/pool/ready.h); what podman has
   for (const auto& m : ready_members(seat.runtime_dir)) announced.insert(m.id);
   std::vector<Member> members = list_members(api, seat.runtime_dir);
   for (const auto& m : members) listed.insert(m.id);
   for (const auto& m : ready_members(seat.runtime_dir))
     if (!m.claimed && !listed.count(m.id)) lines.push_back(forget_member(seat.runtime_dir, m));
-  int ready = 0;
-  for (const auto& m : members)
-    if (m.ready && m.digest == digest && announced.count(m.id)) ++ready;
-    else if (!m.claimed && m.digest != digest)
-      lines.push_back(discard_member(api, seat.runtime_dir, m, digest.empty() ? "the pool is off" : "it was made for another plan"));
+  std::vector<int> ready(kinds.size(), 0);
+  for (const auto& m : members) {
+    std::size_t k = 0;
+    while (k < kinds.size() && kinds[k].digest != m.digest) ++k;
+    if (m.ready && k < kinds.size() && announced.count(m.id)) ++ready[k];
+    else if (!m.claimed && k == kinds.size())
+      lines.push_back(discard_member(api, seat.runtime_dir, m, kinds.empty() ? "the pool is off" : "it was made for another plan"));
     else if (!m.claimed && m.ready)
       lines.push_back(discard_member(api, seat.runtime_dir, m, "it has no ready file (an older launcher made it)"));
+  }
   int made = 0;
-  for (; ready + made < seat.pool_size; ++made) lines.push_back("made member " + make_one(seat).substr(0, 12));
+  for (std::size_t k = 0; k < kinds.size(); ++k)
+    for (; ready[k] < kinds[k].want; ++ready[k], ++made)
+      lines.push_back("made member " + make_one(seat, kinds[k].tty).substr(0, 12) + (kinds[k].tty ? " (with a terminal)" : ""));
   return made;
 }
 

@@ -65,13 +65,22 @@ RANGE_USERNS = TEST_USERNS == "range" and os.geteuid() == 0 and not GVISOR
 # ASBX_TEST_POOL=N: every rootful runc test seat keeps a warm pool of N members (docs/DECISIONS.md
 # "Issue 37: the warm pool"), filled when the seat is made; the containment suites run again with
 # their sessions warm wherever they fit (the warm_matrix_short test, scripts/warm-matrix.sh).
+# ASBX_TEST_POOL_TTY=N: and N members made with a terminal (pool_tty_size), for --tty sessions.
 TEST_POOL = int(os.environ.get("ASBX_TEST_POOL", "0"))
+TEST_POOL_TTY = int(os.environ.get("ASBX_TEST_POOL_TTY", "0")) if TEST_POOL else 0
+POOL_KEYS = ("pool_size = ", "pool_tty_size = ")
+
+
+def has_pool_key(text):
+    return any("\n" + key in "\n" + text for key in POOL_KEYS)
 
 
 def pool_seat_lines(text):
-    if not TEST_POOL or os.geteuid() != 0 or GVISOR or "\npool_size = " in "\n" + text:
+    if not TEST_POOL or os.geteuid() != 0 or GVISOR or has_pool_key(text):
         return ""
-    return "" if f'\nsocket = "{SOCKET}"' not in "\n" + text else f"pool_size = {TEST_POOL}\n"
+    if f'\nsocket = "{SOCKET}"' not in "\n" + text:
+        return ""
+    return f"pool_size = {TEST_POOL}\n" + (f"pool_tty_size = {TEST_POOL_TTY}\n" if TEST_POOL_TTY else "")
 
 
 def session_entries(run_dir):
@@ -165,7 +174,7 @@ class Seat:
         # top-level keys go before any [table]
         self.config_file.write_text(pool_seat_lines(text) + gvisor_seat_lines(text) + text)
         # ASBX_TEST_POOL: members made for the config as written (a fill discards those of another plan)
-        if TEST_POOL and "\npool_size = " in "\n" + self.config_file.read_text():
+        if TEST_POOL and has_pool_key(self.config_file.read_text()):
             self.run("pool", "fill")
 
     def env(self, **more):
@@ -197,7 +206,7 @@ class Seat:
         if not self.config_file.exists() or not (self.dir / "run" / ".pool").exists():
             return
         label = "label=agent-sandbox.pool-runtime-dir=" + str(self.dir / "run")
-        if "\npool_size = " not in "\n" + self.config_file.read_text() and not podman("ps", "-aq", "--filter", label, check=False).stdout.strip():
+        if not has_pool_key(self.config_file.read_text()) and not podman("ps", "-aq", "--filter", label, check=False).stdout.strip():
             return  # the pool off (a refill makes nothing) and nothing of it left: a test drained it itself
         if self.ledger.exists():  # the matrix's evidence: how many of this seat's sessions ran warm
             paths = [json.loads(l).get("path") for l in self.ledger.read_text().splitlines() if l.strip()]
@@ -206,7 +215,7 @@ class Seat:
             print("[pool] cold: " + "; ".join(reasons), file=sys.stderr) if reasons else None
         # the real service (a test may have put a relay in front of it), the pool off
         text = "".join(l for l in self.config_file.read_text().splitlines(True)
-                       if not l.startswith(("pool_size = ", "socket = ")))
+                       if not l.startswith((*POOL_KEYS, "socket = ")))
         self.config_file.write_text(f'pool_size = 0\nsocket = "{SOCKET}"\n' + text)
         until, quiet = time.monotonic() + 30, 0
         while time.monotonic() < until and quiet < 2:  # twice quiet: a refill spawned late finds it off

@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 
-from harness import CODES, GVISOR, IMAGE, LAUNCHER, SOCKET, SeatTest, podman, session_containers
+from harness import CODES, GVISOR, IMAGE, LAUNCHER, POOL_KEYS, SOCKET, SeatTest, podman, session_containers
 
 AGENT_UID = 1000
 
@@ -57,7 +57,7 @@ class WarmSeat(SeatTest):
         super().setUp()
         if os.geteuid() != 0 or GVISOR:
             self.skipTest("the pool is for rootful runc seats (plan/warm_fit.cc)")
-        self.base = "".join(l for l in self.seat.config_file.read_text().splitlines(True) if not l.startswith("pool_size = "))
+        self.base = "".join(l for l in self.seat.config_file.read_text().splitlines(True) if not l.startswith(POOL_KEYS))
         self.seat.config_file.write_text("pool_size = 2\n" + self.base)
         self.addCleanup(self.drain)
 

@@ -166,6 +166,9 @@ TEST_CASE("seat config errors name file and line") {
   CHECK_THROWS_WITH_AS(parse_seat_config("pool_size = -1\n", "s.toml", root_user()),
                        "s.toml:1: 'pool_size' must be between 0 and 32", Error);
   CHECK(parse_seat_config("pool_size = 32\n", "s.toml", root_user()).pool_size == 32);
+  CHECK_THROWS_WITH_AS(parse_seat_config("pool_tty_size = 33\n", "s.toml", root_user()),
+                       "s.toml:1: 'pool_tty_size' must be between 0 and 32", Error);
+  CHECK(parse_seat_config("pool_tty_size = 3\n", "s.toml", root_user()).pool_tty_size == 3);
 }
 
 TEST_CASE("the waiver comes only from the seat file and is named") {

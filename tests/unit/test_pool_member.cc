@@ -36,7 +36,7 @@ struct Tree {
   ~Tree() { fs::remove_all(dir); }
 };
 
-LaunchPlan plan(const Tree& t, const std::string& id, std::vector<std::string> argv, bool workspace) {
+LaunchPlan plan(const Tree& t, const std::string& id, std::vector<std::string> argv, bool workspace, bool tty = false) {
   SeatConfig seat = parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\nuser_namespace = \"host\"\n"
                                       "runtime_dir = \"/run/agent-sandbox/sessions\"\nworkspace_root = \"" +
                                           (t.dir / "workspaces").string() + "\"\n",
@@ -45,6 +45,7 @@ LaunchPlan plan(const Tree& t, const std::string& id, std::vector<std::string> a
   r.id = id;
   r.argv = std::move(argv);
   if (workspace) r.workspace = (t.dir / "workspaces" / "w1").string();
+  r.tty = tty;
   return build_plan(r, seat, test::root_user(), facts());
 }
 
@@ -77,6 +78,17 @@ TEST_CASE("pool member: a session with a workspace or other limits has its membe
   CHECK(member_digest(session, "sha256:aaaa") == member);
   session.limits.nofile = 64;  // a ulimit is fixed at create
   CHECK(member_digest(session, "sha256:aaaa") != member);
+}
+
+TEST_CASE("pool member: a terminal session has the digest of a member made with one, never a plain member's") {
+  Tree t;
+  std::string plain = member_digest(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false), "sha256:aaaa");
+  std::string with_tty = member_digest(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false, true), "sha256:aaaa");
+  CHECK(with_tty != plain);
+  LaunchPlan session = plan(t, "s-tty", {"codex"}, true, true);
+  CHECK(member_body(session)["terminal"] == true);
+  CHECK(member_digest(session, "sha256:aaaa") == with_tty);
+  CHECK(member_digest(plan(t, "s-plain", {"codex"}, true), "sha256:aaaa") == plain);
 }
 
 TEST_CASE("pool member: a session in a plain clone has its member's digest (its gitdir is the claim's)") {
