@@ -11,6 +11,7 @@ declare -A SMOKE=(
   [session.sh]="$bench/session.sh 1"
   [egress.py]="$bench/egress.py --runs 1 --build $ASBX_BUILD --request-kib 4 --response-kib 4 --events 50 --keepalive 2"
   [agents.py]="$bench/agents.py --runs 1 --build $ASBX_BUILD"
+  [terminal.sh]="$bench/terminal.sh 1"
   [first_request.py]="$bench/first_request.py --runs 1 --warmup 0 --cli codex --build $ASBX_BUILD"
   [compare.sh]="$bench/compare.sh --runs 1 --warmup 0 --idle-seconds 1 --stream-mib 4"
   [hostile_output.py]="$bench/hostile_output.py --mib 8 --build $ASBX_BUILD"
