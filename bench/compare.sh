@@ -3,11 +3,12 @@
 # instead, in one run (hyperfine, alternating runs). Writes a markdown table to stdout; progress
 # and hyperfine's own output go to stderr.
 #
-#   bench/compare.sh [--runs N] [--warmup N] [--idle-seconds S] [--no-remote] [--registry FILE]
-#                    [--stream-mib M] [--json FILE] [--before BUILD]
+#   bench/compare.sh [--runs N] [--warmup N] [--idle-seconds S] [--concurrency C] [--no-remote]
+#                    [--registry FILE] [--stream-mib M] [--json FILE] [--before BUILD]
 #
 # --warmup N: hyperfine's untimed runs before each row (default 2; bench/smoke.sh gives 0).
-# --idle-seconds S: how long the idle pool of 16 is sampled (default 10).
+# --idle-seconds S: how long the idle pool of C is sampled (default 10).
+# --concurrency C: the sessions and the claims started at once, and the pool sampled (default 16).
 # --before BUILD adds a row: this build's `-- true` against another build's (e.g. main's), alternating.
 #
 # Needs ./scripts/demo.sh (the local seat). The remote rows need the seat hosts of the remote tests
@@ -18,7 +19,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-runs=10 warmup=2 idle_s=10 remote=1 stream_mib=1024 json_out= before=
+runs=10 warmup=2 idle_s=10 conc=16 remote=1 stream_mib=1024 json_out= before=
 state=${ASBX_SEAT_STATE:-/var/lib/agent-sandbox/seats}
 registry=$state/registry-rd.toml
 while (($#)); do
@@ -26,6 +27,7 @@ while (($#)); do
     --runs) runs=${2:?}; shift 2 ;;
     --warmup) warmup=${2:?}; shift 2 ;;
     --idle-seconds) idle_s=${2:?}; shift 2 ;;
+    --concurrency) conc=${2:?}; shift 2 ;;
     --no-remote) remote=0; shift ;;
     --registry) registry=${2:?}; shift 2 ;;
     --stream-mib) stream_mib=${2:?}; shift 2 ;;
@@ -36,6 +38,7 @@ while (($#)); do
 done
 [[ $warmup =~ ^[0-9]+$ ]] || asbx_die "--warmup: '$warmup' is not a count (0 or more)"
 [[ $idle_s =~ ^[1-9][0-9]*$ ]] || asbx_die "--idle-seconds: '$idle_s' is not a positive whole number"
+[[ $conc =~ ^[1-9][0-9]*$ ]] && ((conc <= 32)) || asbx_die "--concurrency: '$conc' is not a whole number from 1 to 32"
 
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run"
@@ -150,21 +153,21 @@ first_warm() {  # median ms from the call to the agent's clock, a ready member b
 }
 ours=$(first_warm); cli=$(first_instruction $PODMAN_CLI "$ASBX_IMAGE")
 row "call → the agent's first instruction (warm path; median of $runs)" "$ours" "$cli" "$(ratio "$ours" "$cli")" "≤ 0.100 s" "$(yes_no le "$ours" 0.1)"
-log "16 concurrent claims: call → first instruction, p95"
-warm_seat "$work/warm" 16; $WARM pool fill 2>/dev/null; wait_ready 16
+log "$conc concurrent claims: call → first instruction, p95"
+warm_seat "$work/warm" "$conc"; $WARM pool fill 2>/dev/null; wait_ready "$conc"
 b0=$(busy); sleep "$idle_s"; b1=$(busy)
 idle_cpu=$(awk -v a="$b0" -v b="$b1" -v s="$idle_s" 'BEGIN { printf "%.3f", (b - a) / s }')
 pids=$(podman --url "unix://$ASBX_SOCKET" ps -a -q --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" |
   xargs podman --url "unix://$ASBX_SOCKET" inspect \
     --format '{{index .Config.Labels "agent-sandbox.launcher-pid"}} {{.State.ConmonPid}} {{.State.Pid}}')
 rss=0; for p in $pids; do rss=$((rss + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0))); done
-for i in $(seq 1 16); do
+for i in $(seq 1 "$conc"); do
   ( s=$(date +%s%N); t=$($WARM -- date +%s%N 2>/dev/null | tail -1); echo "$(( (t - s) / 1000000 ))" >"$work/claim.$i" ) &
 done
 wait
 p95=$(cat "$work"/claim.* | sort -n | awk '{ a[NR] = $1 } END { print a[int(NR * 0.95 + 0.999)] / 1000 }')
-row "16 concurrent claims: call → first instruction, p95 (16 members ready)" "$p95" "$ours" "$(ratio "$p95" "$ours")" "≤ 0.100 s" "$(yes_no le "$p95" 0.1)"
-row "the idle pool of 16: the machine's CPU (cores, over $idle_s s) / the members' processes' RSS (KiB: keeper, conmon, runc init)" "$idle_cpu" "$rss" "—" "stated" "—"
+row "$conc concurrent claims: call → first instruction, p95 ($conc members ready)" "$p95" "$ours" "$(ratio "$p95" "$ours")" "≤ 0.100 s" "$(yes_no le "$p95" 0.1)"
+row "the idle pool of $conc: the machine's CPU (cores, over $idle_s s) / the members' processes' RSS (KiB: keeper, conmon, runc init)" "$idle_cpu" "$rss" "—" "stated" "—"
 warm_seat "$work/warm" 0  # drained: again while a refill a session spawned holds the fill lock
 for _ in $(seq 1 300); do
   $WARM pool fill 2>&1 | grep -q 'another fill' || (($(ready_members) > 0)) || break; sleep 0.2
@@ -202,13 +205,13 @@ row "CPU while streaming ${stream_mib} MiB (own = the launcher / the podman CLI)
   "$(split "$our_cpu" "$our_svc" "$our_all" "$our_wall")" "$(split "$cli_cpu" "$cli_svc" "$cli_all" "$cli_wall")" \
   "$(ratio "$our_all" "$cli_all")" "stated" "—"
 
-# 3. 16 concurrent local sessions: all succeed, p95 against one, nothing left behind. The same
-#    16 through the podman CLI for comparison, and the floor the machine sets: the CPU seconds the
-#    16 sessions used (all processes, from /proc/stat) spread over every core.
-concurrent() {  # concurrent TAG CMD...: 16 at once ({i} in CMD is the run's number); sets failed, p95, cpu_s
+# 3. C (16) concurrent local sessions: all succeed, p95 against one, nothing left behind. The same
+#    through the podman CLI for comparison, and the floor the machine sets: the CPU seconds the
+#    sessions used (all processes, from /proc/stat) spread over every core.
+concurrent() {  # concurrent TAG CMD...: C at once ({i} in CMD is the run's number); sets failed, p95, cpu_s
   local tag=$1 b0 b1; shift
   b0=$(busy)
-  for i in $(seq 1 16); do
+  for i in $(seq 1 "$conc"); do
     ( set +e; s=$(date +%s.%N); "${@//\{i\}/$i}" >/dev/null 2>&1; rc=$?; e=$(date +%s.%N)
       echo "$rc $(awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')" >"$work/$tag.$i" ) &
   done
@@ -218,7 +221,7 @@ concurrent() {  # concurrent TAG CMD...: 16 at once ({i} in CMD is the run's num
   p95=$(cat "$work/$tag".* | awk '{ print $2 }' | sort -n | awk '{ a[NR] = $1 } END { print a[int(NR * 0.95 + 0.999)] }')
   cpu_s=$(awk -v a="$b0" -v b="$b1" 'BEGIN { printf "%.2f", b - a }')
 }
-log "16 concurrent sessions"
+log "$conc concurrent sessions"
 fds_before=$(ls "/proc/$svc_pid/fd" | wc -l)
 single=$(median "$work/local.json" 0)
 concurrent ours $ASBX --id "bench-$$-c{i}" -- true
@@ -229,17 +232,17 @@ left=$(podman --url "unix://$ASBX_SOCKET" ps -a --filter label=agent-sandbox.ses
 dirs=$( { find "$work/run" -mindepth 1 -maxdepth 2 2>/dev/null || true; } | wc -l)
 fds_after=$(ls "/proc/$svc_pid/fd" | wc -l)  # other sessions running meanwhile count too: read it on an idle seat
 r=$(ratio "$ours_p95" "$single")
-row "16 concurrent: p95 vs one session ($ours_failed failed; left: $left containers, $dirs session entries, service fds $fds_before→$fds_after)" \
+row "$conc concurrent: p95 vs one session ($ours_failed failed; left: $left containers, $dirs session entries, service fds $fds_before→$fds_after)" \
   "$ours_p95" "$single" "$r" "≤ 3×, 0 failed, 0 left" \
   "$(yes_no bash -c "[[ $ours_failed == 0 && $left == 0 && $dirs == 0 ]] && awk -v a=$r 'BEGIN{exit !(a<=3)}'")"
 floor=$(awk -v c="$ours_cpu" -v n="$(nproc)" 'BEGIN { printf "%.3f", c / n }')
-row "16 concurrent: the machine's floor ($ours_cpu CPU s for the 16 on $(nproc) cores) vs one session" \
+row "$conc concurrent: the machine's floor ($ours_cpu CPU s for the $conc on $(nproc) cores) vs one session" \
   "$floor" "$single" "$(ratio "$floor" "$single")" "stated" "—"
 concurrent cli $PODMAN_CLI "$ASBX_IMAGE" true
 cli_single=$(median "$work/local.json" 1)
-row "16 concurrent \`podman run\` CLI ($failed failed, $cpu_s CPU s): p95 vs one CLI run" "$p95" "$cli_single" \
+row "$conc concurrent \`podman run\` CLI ($failed failed, $cpu_s CPU s): p95 vs one CLI run" "$p95" "$cli_single" \
   "$(ratio "$p95" "$cli_single")" "stated" "—"
-row "16 concurrent: our p95 vs the CLI's p95" "$ours_p95" "$p95" "$(ratio "$ours_p95" "$p95")" "stated" "—"
+row "$conc concurrent: our p95 vs the CLI's p95" "$ours_p95" "$p95" "$(ratio "$ours_p95" "$p95")" "stated" "—"
 
 # 4. Remote dispatch and the first session after the seat's podman socket was idle.
 if ((remote)); then
@@ -271,7 +274,7 @@ if ((remote)); then
 fi
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), $(. /etc/os-release; echo "$PRETTY_NAME"), podman $(podman --version | awk '{print $3}'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "command: bench/compare.sh --runs $runs$( ((remote)) || echo ' --no-remote') --stream-mib $stream_mib${before:+ --before BUILD}"
+echo "command: bench/compare.sh --runs $runs --warmup $warmup --idle-seconds $idle_s --concurrency $conc$( ((remote)) || echo ' --no-remote') --stream-mib $stream_mib${before:+ --before BUILD}"
 echo
 echo "| row | agent-sandbox | the other tool | ratio | target | met |"
 echo "|---|---|---|---|---|---|"
