@@ -11,7 +11,9 @@ import os
 import pathlib
 import shutil
 import signal
+import socket
 import subprocess
+import threading
 import time
 import tempfile
 import sys
@@ -225,6 +227,33 @@ class Seat:
             time.sleep(0.3)
         if quiet < 2:  # said, not hidden: the run's leftovers are a finding
             print(f"[pool] members of {self.dir} left after 30 s of draining: {left or 'a fill still at work'}", file=sys.stderr)
+
+
+class UnixRelay:
+    """A unix-socket relay in front of the real podman service (or `upstream`): each connection is
+    handed to `relay(conn)`, on a thread of its own. Subclasses set their own fields before this
+    __init__ (the accepting thread starts in it)."""
+
+    def __init__(self, path, upstream=SOCKET):
+        self.path, self.upstream = str(path), upstream
+        self.server = socket.socket(socket.AF_UNIX)
+        self.server.bind(self.path)
+        self.server.listen(16)
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.relay, args=(conn,), daemon=True).start()
+
+    def relay(self, conn):
+        raise NotImplementedError
+
+    def close(self):
+        self.server.close()
 
 
 class SeatTest(unittest.TestCase):

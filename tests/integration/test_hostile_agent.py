@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 
-from harness import CODES, GVISOR, IMAGE, LAUNCHER, RUNSC_SOCKET, SOCKET, SeatTest, podman, session_containers, unavailable, TEST_POOL
+from harness import CODES, GVISOR, IMAGE, LAUNCHER, RUNSC_SOCKET, SOCKET, SeatTest, UnixRelay, podman, session_containers, unavailable, TEST_POOL
 
 AGENT_UID = 1000  # a root caller's agent
 
@@ -165,25 +165,14 @@ class Backpressure(SeatTest):
         self.assertEqual(json.loads(status.read_text())["warnings"], [])
 
 
-class SwappingRelay:
+class SwappingRelay(UnixRelay):
     """A unix-socket relay in front of the real podman service that runs `on_create` just before
     it forwards the create request: exactly the window between the launcher's validation and
     podman's mount, held open deterministically."""
 
     def __init__(self, path, on_create, upstream=SOCKET):
-        self.path, self.on_create, self.upstream, self.fired = str(path), on_create, upstream, False
-        self.server = socket.socket(socket.AF_UNIX)
-        self.server.bind(self.path)
-        self.server.listen(16)
-        threading.Thread(target=self.accept, daemon=True).start()
-
-    def accept(self):
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.relay, args=(conn,), daemon=True).start()
+        self.on_create, self.fired = on_create, False
+        super().__init__(path, upstream)
 
     def relay(self, conn):
         with conn, socket.socket(socket.AF_UNIX) as up:
@@ -210,9 +199,6 @@ class SwappingRelay:
             dst.shutdown(socket.SHUT_WR)
         except OSError:
             pass
-
-    def close(self):
-        self.server.close()
 
 
 class MountSourceSwapped(SeatTest):

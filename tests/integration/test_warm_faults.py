@@ -10,35 +10,24 @@ import re
 import socket
 import threading
 
-from harness import SOCKET, podman, session_containers
+from harness import UnixRelay, podman, session_containers
 from test_warm_path import WarmSeat, members
 
 UPDATE = re.compile(rb"^POST /[^ ]*/containers/[0-9a-f]{64}/update ", re.M)
 
 
-class AnsweringRelay:
+class AnsweringRelay(UnixRelay):
     """A unix-socket relay in front of the real service; a request matching UPDATE is answered
     with `reply` (status, body) by the relay itself and never reaches podman. The launcher waits for
     each answer before its next request, so the relay answers in order."""
 
     def __init__(self, path, reply):
-        self.path, self.reply, self.answered = str(path), reply, 0
-        self.server = socket.socket(socket.AF_UNIX)
-        self.server.bind(self.path)
-        self.server.listen(16)
-        threading.Thread(target=self.accept, daemon=True).start()
-
-    def accept(self):
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.relay, args=(conn,), daemon=True).start()
+        self.reply, self.answered = reply, 0
+        super().__init__(path)
 
     def relay(self, conn):
         with conn, socket.socket(socket.AF_UNIX) as up:
-            up.connect(SOCKET)
+            up.connect(self.upstream)
             threading.Thread(target=self.back, args=(up, conn), daemon=True).start()
             try:
                 while data := conn.recv(65536):
@@ -68,9 +57,6 @@ class AnsweringRelay:
                 dst.sendall(data)
         except OSError:
             pass
-
-    def close(self):
-        self.server.close()
 
 
 class UpdateFails(WarmSeat):
