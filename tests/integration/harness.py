@@ -204,21 +204,21 @@ class Seat:
         """A seat with a pool: pool_size = 0, then `pool fill` removes the waiting members; again
         while a refill a session spawned holds the fill lock (at most 30 s)."""
         # Every seat a fill ever ran for (it made run/.pool): a test that wrote its own config without
-        # pool_size still has the members made for the first one, and their HOME tmpfs mounts.
-        if not self.config_file.exists() or not (self.dir / "run" / ".pool").exists():
+        # pool_size, or a broken one, still has the members made for the first, and their HOME mounts.
+        if not (self.dir / "run" / ".pool").exists():
             return
         label = "label=agent-sandbox.pool-runtime-dir=" + str(self.dir / "run")
-        if not has_pool_key(self.config_file.read_text()) and not podman("ps", "-aq", "--filter", label, check=False).stdout.strip():
+        text = self.config_file.read_text() if self.config_file.exists() else ""
+        if not has_pool_key(text) and not podman("ps", "-aq", "--filter", label, check=False).stdout.strip():
             return  # the pool off (a refill makes nothing) and nothing of it left: a test drained it itself
         if self.ledger.exists():  # the matrix's evidence: how many of this seat's sessions ran warm
             paths = [json.loads(l).get("path") for l in self.ledger.read_text().splitlines() if l.strip()]
             print(f"[pool] {paths.count('warm')} of {len(paths)} sessions warm", file=sys.stderr)
             reasons = sorted({json.loads(l).get("path_reason") or "" for l in self.ledger.read_text().splitlines() if l.strip()} - {""})
             print("[pool] cold: " + "; ".join(reasons), file=sys.stderr) if reasons else None
-        # the real service (a test may have put a relay in front of it), the pool off
-        text = "".join(l for l in self.config_file.read_text().splitlines(True)
-                       if not l.startswith((*POOL_KEYS, "socket = ")))
-        self.config_file.write_text(f'pool_size = 0\nsocket = "{SOCKET}"\n' + text)
+        # A config of its own: the pool off, the real service (a test may have put a relay in front
+        # of it), this seat's runtime dir; a test may have left its config broken or without them.
+        self.config_file.write_text(f'pool_size = 0\nsocket = "{SOCKET}"\nruntime_dir = "{self.dir / "run"}"\n')
         until, quiet = time.monotonic() + 30, 0
         while time.monotonic() < until and quiet < 2:  # twice quiet: a refill spawned late finds it off
             busy = b"another fill is at work" in self.run("pool", "fill").stderr
