@@ -9,8 +9,11 @@ namespace asbx {
 namespace {
 
 int g_pipe[2] = {-1, -1};
-const int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
-struct sigaction g_old[4];
+// SIGQUIT ends a session as SIGTERM does: by default it would end the launcher alone, its
+// container running on and the caller's terminal left raw (a hostile pass).
+const int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
+constexpr int kCount = sizeof kSignals / sizeof kSignals[0];
+struct sigaction g_old[kCount];
 
 void on_signal(int sig) {
   int saved = errno;
@@ -27,12 +30,12 @@ SignalPipe::SignalPipe() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &sa, &g_old[i]);
+  for (int i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &sa, &g_old[i]);
   ::signal(SIGPIPE, SIG_IGN);
 }
 
 SignalPipe::~SignalPipe() {
-  for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &g_old[i], nullptr);
+  for (int i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &g_old[i], nullptr);
   ::close(g_pipe[0]);
   ::close(g_pipe[1]);
   g_pipe[0] = g_pipe[1] = -1;

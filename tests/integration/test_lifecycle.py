@@ -157,6 +157,10 @@ class Signals(SeatTest):
     def test_sigint_forwarded_and_container_gone(self):
         self.check_forwarded(signal.SIGINT)
 
+    def test_sigquit_forwarded_and_container_gone(self):
+        """By default SIGQUIT ended the launcher alone: its container ran on, the terminal stayed raw."""
+        self.check_forwarded(signal.SIGQUIT)
+
     def test_sigkill_leaves_a_container_that_gc_removes(self):
         p, _ = self.start("lifecycle-sigkill", "--timeout", "10m")
         p.kill()
