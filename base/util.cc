@@ -52,23 +52,39 @@ bool invisible(unsigned cp) {
          (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
 }
 
-// The length of the well-formed UTF-8 sequence at s[i] when it encodes a visible code point; 0 otherwise.
-std::size_t visible_utf8(const std::string& s, std::size_t i) {
+// The length of the well-formed multi-byte UTF-8 sequence at s[i] (its code point in cp); 0 otherwise.
+std::size_t utf8_sequence(const std::string& s, std::size_t i, unsigned& cp) {
   unsigned char c = static_cast<unsigned char>(s[i]);
   std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
   if (n == 0 || i + n > s.size()) return 0;
-  unsigned cp = c & (0x7f >> n);
+  cp = c & (0x7f >> n);
   for (std::size_t k = 1; k < n; ++k) {
     unsigned char t = static_cast<unsigned char>(s[i + k]);
     if ((t & 0xc0) != 0x80) return 0;
     cp = (cp << 6) | (t & 0x3f);
   }
   const unsigned least[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || invisible(cp)) return 0;
-  return n;
+  return cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
+}
+
+// The length of the well-formed UTF-8 sequence at s[i] when it encodes a visible code point; 0 otherwise.
+std::size_t visible_utf8(const std::string& s, std::size_t i) {
+  unsigned cp = 0;
+  std::size_t n = utf8_sequence(s, i, cp);
+  return n == 0 || invisible(cp) ? 0 : n;
 }
 
 }  // namespace
+
+bool valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    unsigned cp = 0;
+    std::size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence(s, i, cp);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
 
 std::string printable(const std::string& s, std::size_t max_len) {
   std::string out;

@@ -33,6 +33,9 @@ std::map<std::string, std::string> environ_map(char* const* entries);
 // the caller's stderr passes it (launcher/lifecycle/diagnostics.cc), and so do the record's names.
 std::string printable(const std::string& s, std::size_t max_len = 4096);
 
+// Is `s` well-formed UTF-8 (what JSON text, and so podman's API, can carry)?
+bool valid_utf8(const std::string& s);
+
 // `s` with its ASCII letters lowered (HTTP field names, host names); other bytes unchanged.
 std::string ascii_lower(std::string s);
 

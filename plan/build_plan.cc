@@ -174,6 +174,19 @@ std::string seccomp_listener(const LaunchPlan& plan) {
   return path;
 }
 
+// podman's API carries the command and the environment as JSON text: bytes that are not UTF-8
+// cannot reach the container the same way on every path, so they are refused before anything.
+void check_json_text(const LaunchPlan& plan) {
+  for (std::size_t i = 0; i < plan.argv.size(); ++i)
+    if (!valid_utf8(plan.argv[i]))
+      throw Error(ErrorKind::usage, (i == 0 ? std::string("the command") : "argument " + std::to_string(i) + " of the command") +
+                                        " is not valid UTF-8 (podman's API carries it as JSON text): '" + printable(plan.argv[i], 64) + "'");
+  for (const auto& [name, value] : plan.env)
+    if (!valid_utf8(name) || !valid_utf8(value))
+      throw Error(ErrorKind::usage, "the environment variable '" + printable(name, 64) +
+                                        "' passed into the session is not valid UTF-8 (podman's API carries it as JSON text)");
+}
+
 }  // namespace
 
 LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFacts& user, const SessionFacts& facts) {
@@ -202,6 +215,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.waive_unenforced_limits = seat.waive_unenforced_limits;
   plan.waiver_source = seat.path.empty() ? "the seat config file (" + seat_config_hint(user) + ")" : seat.path;
   plan.env = container_env(facts.environ, {});
+  check_json_text(plan);
   plan.workdir = "/sandbox/home";
   add_system_mounts(plan);
   std::vector<std::string> taken;  // where the container mounts of its own (for a warm member's git roots)

@@ -161,12 +161,16 @@ class FailClosed(SeatTest):
             (["--id", "bad id", "--", "true"],
              "--id: 'bad id' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit"),
             (["--id", "fu-4"], "no command given: use agent-sandbox [options] -- COMMAND [ARG...]"),
+            # JSON carries no such bytes: cold, podman's create failed after the session's dir was
+            # made (202, a dir left); warm, the spec ran them (a hostile pass)
+            (["--id", "fu-5", "--", "sh", "-c", "echo $#", "x", b"\xff\xfe"],
+             "argument 4 of the command is not valid UTF-8 (podman's API carries it as JSON text): '??'"),
         ]
         for args, message in cases:
             with self.subTest(args=args):
                 proc, record = self.seat.status(*args)
                 self.assertLauncherError(proc, record, "usage", message)
-        for n in range(1, 5):
+        for n in range(1, 6):
             self.assertNoContainer(f"fu-{n}")
         self.assertEqual(session_entries(self.seat.dir / "run"), [])
 

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "plan/config.h"
+#include "base/util.h"
 #include "plan/build_plan.h"
 #include "plan/userns.h"
 #include "credtable/env_policy.h"
@@ -118,6 +119,28 @@ TEST_CASE("the environment is an allowlist with a secret veto") {
   std::vector<std::string> kept;
   for (const auto& kv : env) kept.push_back(kv.first);
   CHECK(kept == std::vector<std::string>{"PATH", "HOME", "USER"});
+}
+
+TEST_CASE("a command or environment that is not UTF-8 is refused before anything (JSON carries neither)") {
+  SeatConfig seat = parse_seat_config("", "s", root_user());
+  CHECK(build_plan(request({"echo", "caf\xc3\xa9", "\xe2\x82\xac"}), seat, root_user(), plan_facts()).argv.size() == 3);
+  CHECK_THROWS_WITH_AS(build_plan(request({"sh", "-c", "echo $#", "x", "\xff\xfe"}), seat, root_user(), plan_facts()),
+                       "argument 4 of the command is not valid UTF-8 (podman's API carries it as JSON text): '??'", Error);
+  CHECK_THROWS_WITH_AS(build_plan(request({"a\xc0\xaf" "b"}), seat, root_user(), plan_facts()),  // an overlong '/'
+                       "the command is not valid UTF-8 (podman's API carries it as JSON text): 'a??b'", Error);
+  SessionFacts facts = plan_facts();
+  facts.environ["LANG"] = "C.\xff";
+  CHECK_THROWS_WITH_AS(build_plan(request({"true"}), seat, root_user(), facts),
+                       "the environment variable 'LANG' passed into the session is not valid UTF-8 (podman's API carries it as JSON text)", Error);
+  try {
+    build_plan(request({"x", "\xff"}), seat, root_user(), plan_facts());
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+  }
+  CHECK(valid_utf8("plain ascii"));
+  CHECK(valid_utf8("\xf0\x9f\x98\x80"));
+  CHECK_FALSE(valid_utf8("\xed\xa0\x80"));  // a surrogate
+  CHECK_FALSE(valid_utf8("\xe2\x82"));        // cut short
 }
 
 TEST_CASE("limits come from flags over the seat config") {
