@@ -233,7 +233,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   } else if (req.git_mirror) {
     throw Error(ErrorKind::usage, "--git-mirror needs --workspace (the linked worktree whose mirror it is)");
   }
-  if (seat.pool_size > 0) plan.git.member_roots = member_git_roots(seat.git_roots, taken);
+  if (seat.pool_size > 0 || seat.pool_tty_size > 0) plan.git.member_roots = member_git_roots(seat.git_roots, taken);
   check_distinct_destinations(plan.mounts);
   plan_runtime(req, seat, user, facts, plan);  // a runtime's row replaces the env: the marker comes after
   // The launcher's session marker, in every container: agent-sandbox-unsafe refuses to run where it is set.
