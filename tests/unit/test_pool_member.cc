@@ -125,6 +125,10 @@ TEST_CASE("pool member: the git roots a member holds: resolved or as written, ne
   r.id = "s-roots";
   r.workspace = (t.dir / "workspaces" / "w1").string();  // a session's plan holds the same roots
   CHECK(build_plan(r, seat, test::root_user(), facts()).git.member_roots == p.git.member_roots);
+  seat.pool_size = 0;  // a seat that keeps only members with a terminal: the same roots
+  seat.pool_tty_size = 1;
+  r.tty = true;
+  CHECK(build_plan(r, seat, test::root_user(), facts()).git.member_roots == p.git.member_roots);
 }
 
 TEST_CASE("pool member: the spec cds and execs the cold body's command with its environment, quoted") {
