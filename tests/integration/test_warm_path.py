@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 
-from harness import CODES, GVISOR, IMAGE, LAUNCHER, POOL_KEYS, SOCKET, SeatTest, podman, session_containers
+from harness import CODES, GVISOR, IMAGE, LAUNCHER, POOL_KEYS, SeatTest, UnixRelay, podman, session_containers
 
 AGENT_UID = 1000
 
@@ -50,6 +50,32 @@ def kill_dead(pid, wait=10):
             return
         time.sleep(0.02)
     raise AssertionError(f"process {pid} did not end in {wait} s")
+
+
+class HoldingRelay(UnixRelay):
+    """Holds each connection to the service until `go` is set (`arrived` says one came), then relays it."""
+
+    def __init__(self, path):
+        self.arrived, self.go = threading.Event(), threading.Event()
+        super().__init__(path)
+
+    def relay(self, conn):
+        self.arrived.set()
+        self.go.wait(30)
+        with conn, socket.socket(socket.AF_UNIX) as up:
+            up.connect(self.upstream)
+            threading.Thread(target=self.pipe, args=(up, conn), daemon=True).start()
+            self.pipe(conn, up)
+            time.sleep(1)  # the answer's way back
+
+    @staticmethod
+    def pipe(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
 
 class WarmSeat(SeatTest):
@@ -372,39 +398,15 @@ class Leftovers(WarmSeat):
     def test_a_refill_whose_seat_was_taken_down_meanwhile_makes_nothing_there(self):
         """A session's refill reads the seat config and then runs its gc; a seat taken down in
         between (its config and dirs removed) must not get its runtime dir back, or members."""
-        arrived, go = threading.Event(), threading.Event()
-        relay = self.seat.dir / "held.sock"
-        server = socket.socket(socket.AF_UNIX)
-        server.bind(str(relay))
-        server.listen(8)
-        self.addCleanup(server.close)
-
-        def hold(conn):
-            arrived.set()
-            go.wait(30)
-            with conn, socket.socket(socket.AF_UNIX) as up:
-                up.connect(SOCKET)
-                for src, dst in ((conn, up), (up, conn)):
-                    threading.Thread(target=pipe, args=(src, dst), daemon=True).start()
-                time.sleep(5)
-
-        def pipe(src, dst):
-            try:
-                while data := src.recv(65536):
-                    dst.sendall(data)
-                dst.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-
-        threading.Thread(target=lambda: [threading.Thread(target=hold, args=(server.accept()[0],), daemon=True).start()
-                                         for _ in iter(int, 1)], daemon=True).start()
-        self.seat.config_file.write_text(f'pool_size = 2\nsocket = "{relay}"\n' + "".join(
+        relay = HoldingRelay(self.seat.dir / "held.sock")
+        self.addCleanup(relay.close)
+        self.seat.config_file.write_text(f'pool_size = 2\nsocket = "{relay.path}"\n' + "".join(
             l for l in self.base.splitlines(True) if not l.startswith("socket = ")))
         fill = subprocess.Popen([str(LAUNCHER), "pool", "fill"], env=self.seat.env(), stderr=subprocess.PIPE)
-        self.assertTrue(arrived.wait(30), "the fill never asked podman")
+        self.assertTrue(relay.arrived.wait(30), "the fill never asked podman")
         self.seat.config_file.unlink()  # the seat taken down: its config, then its dirs
         shutil.rmtree(self.seat.dir / "run", ignore_errors=True)
-        go.set()
+        relay.go.set()
         _, err = fill.communicate(timeout=60)
         self.assertEqual((fill.returncode, err.decode()),
                          (0, f"{LAUNCHER.name}: pool: the seat config {self.seat.config_file} is gone: nothing to fill\n"))
