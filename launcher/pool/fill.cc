@@ -49,7 +49,7 @@ LaunchPlan member_plan(const SeatConfig& seat, std::optional<RangeClaim>& range,
   SessionFacts facts = current_session_facts();
   LaunchPlan plan = build_plan(req, seat, current_user_facts(), facts);
   WarmFit fit = warm_fit(plan, seat.pool_size, seat.pool_tty_size);
-  if (!fit.warm) throw Error(ErrorKind::config, "pool_size in " + seat.path + ": " + fit.why);
+  if (!fit.warm) throw Error(ErrorKind::config, std::string(tty ? "pool_tty_size" : "pool_size") + " in " + seat.path + ": " + fit.why);
   if (plan.isolation.user_namespace != "range") return plan;
   facts.userns_slot = range.emplace().slot();
   return build_plan(req, seat, current_user_facts(), facts);

@@ -8,14 +8,32 @@ import fcntl
 import json
 import os
 import pty
+import shutil
 import struct
 import subprocess
 import termios
 
-from harness import LAUNCHER
+from harness import CODES, LAUNCHER, POOL_KEYS, RUNSC_DIR, SeatTest, session_entries, unavailable
 from test_warm_path import WarmSeat, members
 
 COMMAND = ("--", "sh", "-c", "tty; stty size; exit 3")
+
+
+class RefusedKind(SeatTest):
+    def test_a_seat_that_cannot_keep_members_names_the_key_it_set(self):
+        """A gVisor seat keeps no member of either kind; the refusal named pool_size when only
+        pool_tty_size was set (found reading the change again)."""
+        if not shutil.which("runsc"):
+            unavailable(self, "runsc is not installed")
+        base = "".join(l for l in self.seat.config_file.read_text().splitlines(True) if not l.startswith(POOL_KEYS))
+        extra = "" if 'runtime = "runsc"' in base else f'runtime = "runsc"\nrunsc_dir = "{RUNSC_DIR}"\n'
+        self.seat.config_file.write_text("pool_tty_size = 1\n" + extra + base)
+        proc = self.seat.run("pool", "fill")
+        self.assertEqual((proc.returncode, proc.stderr.decode()),
+                         (CODES["config"], f"{LAUNCHER.name}: pool: pool_tty_size in {self.seat.config_file}: "
+                                           "the pool cannot carry gVisor isolation yet\n"))
+        self.assertEqual(members(self.seat), {})
+        self.assertEqual(session_entries(self.seat.dir / "run"), [])
 
 
 class WarmTerminal(WarmSeat):
