@@ -256,6 +256,8 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   plan.labels = session_labels(plan, user, facts);
   if (plan.persist) plan.labels["agent-sandbox.persist"] = "1";
   if (plan.isolation.wall != "runc") plan.labels["agent-sandbox.isolation"] = plan.isolation.wall;
+  // Whose gc judges it: seat configs sharing one service each judge their own (launcher/podman/gc.h).
+  if (!seat.runtime_dir.empty()) plan.labels["agent-sandbox.runtime-dir"] = seat.runtime_dir;
   return plan;
 }
 

@@ -18,9 +18,10 @@ using namespace kube_fields;
 constexpr const char* kMountOptionsKey = "agent-sandbox/mount-options";
 
 // Labels the Pod does not carry: a Pod has no launcher process, and its lifecycle belongs to
-// the kubelet (`gc` ignores containers without them, so a played Pod is never taken for an orphan).
+// the kubelet (`gc` ignores containers without them, so a played Pod is never taken for an orphan);
+// nor a seat's runtime dir, which names the seat's gc.
 bool launcher_only_label(const std::string& key) {
-  return key == "agent-sandbox.launcher-pid" || key == "agent-sandbox.boot-id";
+  return key == "agent-sandbox.launcher-pid" || key == "agent-sandbox.boot-id" || key == "agent-sandbox.runtime-dir";
 }
 
 std::string pod_name(const LaunchPlan& plan) { return checked_name("asbx-" + plan.session_id); }

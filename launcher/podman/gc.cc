@@ -72,6 +72,7 @@ LiveSession session_from_list_entry(const nlohmann::json& e) {
   s.boot_id = label_text(labels, "agent-sandbox.boot-id");
   s.persist = label_text(labels, "agent-sandbox.persist") == "1";
   s.pool = !label_text(labels, "agent-sandbox.pool").empty();
+  s.runtime_dir = label_text(labels, "agent-sandbox.runtime-dir");
   s.pool_runtime_dir = label_text(labels, "agent-sandbox.pool-runtime-dir");
   if (label_text(labels, "agent-sandbox.isolation") == "gvisor") s.wall = "gvisor";
   if (s.odd.empty() && s.launcher_pid > kMaxPid)
@@ -110,6 +111,16 @@ std::vector<LiveSession> list_sessions(PodmanApi& api) {
   return out;
 }
 
+std::string session_runtime_dir(const LiveSession& s, const std::string& own) {
+  const std::string& labelled = s.pool ? s.pool_runtime_dir : s.runtime_dir;
+  return labelled.empty() || labelled[0] != '/' ? own : labelled;  // never a path relative to gc's own dir
+}
+
+bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& dir_exists) {
+  std::string dir = session_runtime_dir(s, own);
+  return dir != own && dir_exists(dir);
+}
+
 // The label is only trusted as a dir name when it is a valid session id (no "/", no "..").
 void remove_session_dir(const std::string& runtime_dir, const std::string& session) {
   try {
@@ -140,6 +151,11 @@ void collect_stale_tmpfs(const std::string& runtime_dir, const std::set<std::str
   }
 }
 
+bool is_dir(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
                     std::vector<std::string>& removed, std::vector<std::string>* skipped,
                     const std::string& ledger, PodmanApi* gvisor_api) {
@@ -156,14 +172,16 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
                                       " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
       continue;
     }
+    if (judged_elsewhere(s, runtime_dir, is_dir)) continue;  // its seat's gc: its markers, its ledger
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
+    const std::string dir = session_runtime_dir(s, runtime_dir);  // its own, or a seat's that is gone
     // An unclaimed member: a claim may have landed since its file was read, and its keeper is
     // killed only after it. gc claims it itself before removing it; a session's claim wins instead.
     if (s.pool && !s.pool_claimed && !claim_for_removal(s)) continue;
     // A session answered before its removal (deferred_removal.h): its remover is at work, or it
     // died and its record is written already (no orphan line).
-    RemovalMarker handed = read_removal_marker(runtime_dir, s.container_id);
+    RemovalMarker handed = read_removal_marker(dir, s.container_id);
     if (handed.present && host.launcher_alive(handed.pid, handed.started_unix)) continue;
     if (handed.present) why = "its remover (pid " + std::to_string(handed.pid) + ") ended before it; its record was written";
     bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
@@ -172,12 +190,11 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       ++failures;
       continue;
     }
-    bool own_dir = s.pool && !s.pool_runtime_dir.empty();  // a member's session dir is where its label says
-    remove_session_dir(own_dir ? s.pool_runtime_dir : runtime_dir, s.pool ? s.pool_session : s.session);
+    remove_session_dir(dir, s.pool ? s.pool_session : s.session);
     // and the claiming session's own dir, unless a new launcher of its id holds it by now
     if (s.pool && s.pool_session_ran && !owner_holds(s.pool_runtime_dir + "/" + s.session, host.boot_id, host.launcher_alive))
       remove_session_dir(s.pool_runtime_dir, s.session);
-    if (handed.present) ::unlink(removal_marker_path(runtime_dir, s.container_id).c_str());
+    if (handed.present) ::unlink(removal_marker_path(dir, s.container_id).c_str());
     if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
     bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line
     if (!ledger.empty() && was_there && !handed.present && ran) append_ledger(ledger, orphan_record(s, why));

@@ -26,6 +26,7 @@ struct LiveSession {
   std::string wall = "runc";  // label agent-sandbox.isolation (absent: runc), docs/ISOLATION.md
   bool persist = false;  // label agent-sandbox.persist: a supervisor owns it; terminals attach
   bool pool = false;     // label agent-sandbox.pool: a warm pool member (launcher/pool/pool.h)
+  std::string runtime_dir;  // label agent-sandbox.runtime-dir: its seat config's (absent: made before the label)
   std::string pool_runtime_dir;  // label agent-sandbox.pool-runtime-dir: where its claim file is
   std::string pool_session;      // the member's own id (its session dir's name); `session` becomes the claim's
   bool pool_claimed = false;  // its claim file names the session's launcher (apply_pool_claim)
@@ -49,6 +50,13 @@ std::string orphan_reason(const LiveSession& s, const HostFacts& host);
 HostFacts current_host_facts();
 
 std::vector<LiveSession> list_sessions(PodmanApi& api);
+// The runtime dir of the seat config `s` belongs to: its label (a member's pool label), else `own`
+// (a container made before the label). Seat configs sharing one service each judge their own:
+// their removal markers, session dirs and ledger are theirs. Pure.
+std::string session_runtime_dir(const LiveSession& s, const std::string& own);
+// Whether `own`'s gc leaves `s` to another seat's: its runtime dir is another that still exists.
+// A seat whose runtime dir is gone has no gc of its own left; any seat's takes its orphans.
+bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& dir_exists);
 // Removes every orphan and its session dir under `runtime_dir` (staged credential copies
 // a killed launcher left); each removal is one line (container, session, reason) in
 // `removed`, each container with odd labels one line in `skipped` (kept, never judged), and

@@ -73,8 +73,9 @@ int ps_main(const std::string& program, bool json) {
     for (auto s : list_sessions(api)) {
       apply_pool_claim(s);
       if (s.pool && !s.pool_claimed) continue;  // a member waiting for a claim is no session
-      out.push_back(ps_entry(s, host, s.persist ? attach_state(seat.runtime_dir, s.session) : ""));
-      bool handed = read_removal_marker(seat.runtime_dir, s.container_id).present;  // answered, being removed
+      std::string dir = session_runtime_dir(s, seat.runtime_dir);  // its seat config's, when another's
+      out.push_back(ps_entry(s, host, s.persist ? attach_state(dir, s.session) : ""));
+      bool handed = read_removal_marker(dir, s.container_id).present;  // answered, being removed
       out.back()["removal"] = handed ? nlohmann::json("deferred") : nlohmann::json(nullptr);
     }
     if (json) std::cout << out.dump(2) << std::endl;

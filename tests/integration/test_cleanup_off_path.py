@@ -8,7 +8,7 @@ import pathlib
 import subprocess
 import time
 
-from harness import LAUNCHER, SeatTest, session_containers
+from harness import LAUNCHER, Seat, SeatTest, session_containers
 
 
 def marker_of(run_dir, container_id):
@@ -64,10 +64,10 @@ class Deferred(SeatTest):
 class GcKnowsTheRemover(SeatTest):
     """A container whose launcher is gone, as a session answered before its removal leaves it."""
 
-    def orphan(self, sid):
-        status = self.seat.dir / (sid + ".json")
+    def orphan(self, sid, seat=None):
+        seat = seat or self.seat
         p = subprocess.Popen([str(LAUNCHER), "--id", sid, "--", "sleep", "120"], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.seat.env())
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=seat.env())
         for _ in range(300):
             if session_containers(sid, settle=0):
                 break
@@ -75,7 +75,7 @@ class GcKnowsTheRemover(SeatTest):
         time.sleep(1)  # past start
         p.kill()
         p.wait()
-        listed = json.loads(self.seat.run("ps", "--json").stdout)
+        listed = json.loads(seat.run("ps", "--json").stdout)
         return [s for s in listed if s["session"] == sid][0]["container_id"]
 
     def test_live_remover_is_left_alone_dead_one_is_removed_without_an_orphan_line(self):
@@ -105,3 +105,50 @@ class GcKnowsTheRemover(SeatTest):
         self.assertIn(b"removed asbx-defer-gc-control", gc.stdout)
         ledger = [json.loads(l) for l in self.seat.ledger.read_text().splitlines()]
         self.assertEqual([(l["id"], l["cause"]) for l in ledger], [("defer-gc-control", "orphaned")])
+
+
+class GcOfAnotherSeat(SeatTest):
+    """Two seat configs on one service (docs/DECISIONS.md, "Each seat config's gc judges its own"):
+    a session's removal markers, session dir and ledger are its own seat's, so its seat's gc judges it."""
+
+    orphan = GcKnowsTheRemover.orphan
+
+    def setUp(self):
+        super().setUp()
+        self.other = Seat()
+        self.addCleanup(self.other.cleanup)
+
+    def ledger_ids(self, seat):
+        return [json.loads(l)["id"] for l in seat.ledger.read_text().splitlines()] if seat.ledger.exists() else []
+
+    def test_another_seats_orphan_is_left_to_its_gc_and_its_ledger(self):
+        cid = self.orphan("other-seat", seat=self.other)
+        run_dir = self.other.dir / "run"
+        live = subprocess.Popen(["sleep", "60"])  # the other seat's remover, at work
+        self.addCleanup(lambda: (live.kill(), live.wait()))
+        marker_of(run_dir, cid).write_text(f"{live.pid} {int(time.time())}\n")
+        gc = self.seat.run("gc")
+        self.assertEqual((gc.returncode, gc.stdout), (0, b""), gc.stderr)
+        self.assertEqual(session_containers("other-seat", settle=0), ["asbx-other-seat"])
+        marker_of(run_dir, cid).unlink()  # its remover gone without a word: an orphan, still the other seat's
+        gc = self.seat.run("gc")
+        self.assertEqual((gc.returncode, gc.stdout), (0, b""), gc.stderr)
+        self.assertEqual(session_containers("other-seat", settle=0), ["asbx-other-seat"])
+        gc = self.other.run("gc")
+        self.assertIn(b"removed asbx-other-seat (session other-seat): its launcher (pid ", gc.stdout)
+        self.assertEqual(session_containers("other-seat", settle=0), [])
+        self.assertEqual((self.ledger_ids(self.seat), self.ledger_ids(self.other)), ([], ["other-seat"]))
+        self.assertFalse((run_dir / "other-seat").exists())  # its session dir went with it
+
+    def test_a_seat_taken_down_leaves_its_orphans_to_any_seat(self):
+        self.orphan("gone-seat", seat=self.other)
+        run_dir, gone = self.other.dir / "run", self.other.dir / "run.gone"
+        run_dir.rename(gone)  # its runtime dir gone (its session dir's mounts move along)
+        self.addCleanup(lambda: (gone.rename(run_dir), self.other.run("gc")) if gone.exists() else None)
+        gc = self.seat.run("gc")
+        self.assertIn(b"removed asbx-gone-seat (session gone-seat): its launcher (pid ", gc.stdout)
+        self.assertEqual(session_containers("gone-seat", settle=0), [])
+        self.assertEqual(self.ledger_ids(self.seat), ["gone-seat"])
+        gone.rename(run_dir)  # back: its own gc takes the session dir no container leads to
+        self.assertIn(b"removed the session dir of gone-seat", self.other.run("gc").stdout)
+        self.assertFalse((run_dir / "gone-seat").exists())

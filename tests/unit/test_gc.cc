@@ -88,3 +88,23 @@ TEST_CASE("an orphan gc removed gets the ledger line its killed launcher could n
     "error_kind":null,"message":"removed by gc: its launcher (pid 123) is gone","failed":"killed",
     "cause":"orphaned","container_id":"abc","container_removed":true,"started_unix":9000})"));
 }
+
+TEST_CASE("seat configs sharing one service each judge their own sessions") {
+  auto exists = [](const std::string& dir) { return dir == "/run/b" || dir == "/run/a"; };
+  LiveSession s = session();
+  CHECK(session_runtime_dir(s, "/run/a") == "/run/a");  // made before the label: judged by any seat
+  CHECK_FALSE(judged_elsewhere(s, "/run/a", exists));
+  s.runtime_dir = "/run/b";
+  CHECK(session_runtime_dir(s, "/run/a") == "/run/b");
+  CHECK(judged_elsewhere(s, "/run/a", exists));  // seat b's gc: its removal markers, its ledger
+  CHECK_FALSE(judged_elsewhere(s, "/run/b", exists));
+  s.runtime_dir = "/run/gone";  // a seat taken down has no gc left: any seat's takes its orphans
+  CHECK_FALSE(judged_elsewhere(s, "/run/a", exists));
+  s.runtime_dir = "relative";  // never a path relative to gc's own working dir
+  CHECK(session_runtime_dir(s, "/run/a") == "/run/a");
+  s.pool = true;  // a member: its pool label says
+  s.runtime_dir = "/run/a";
+  s.pool_runtime_dir = "/run/b";
+  CHECK(judged_elsewhere(s, "/run/a", exists));
+  CHECK(session_from_list_entry({{"Labels", {{"agent-sandbox.runtime-dir", "/run/b"}}}}).runtime_dir == "/run/b");
+}
