@@ -3,14 +3,18 @@ request itself (docs/DECISIONS.md "Issue 37: the warm pool"). Each fails closed:
 launcher error names the cause, the agent's command never ran, and nothing of the member stays.
   - podman refuses the update that gives the member the session's limits (a 500): limits_unenforced;
   - podman says the update was applied (a 204) but did not apply it: the cgroup's files are read
-    back before start, and the session is refused with the figure the cgroup holds.
+    back before start, and the session is refused with the figure the cgroup holds;
+  - the keeper's listener cannot be taken as its ready file says (an fd it does not hold, or one that
+    is not the member's socket): the member is removed and the session goes cold.
 """
 import json
 import re
 import socket
 import threading
+import time
 
 from harness import UnixRelay, podman, session_containers
+from test_cleanup_off_path import pid_alive
 from test_warm_path import WarmSeat, members
 
 UPDATE = re.compile(rb"^POST /[^ ]*/containers/[0-9a-f]{64}/update ", re.M)
@@ -93,3 +97,37 @@ class UpdateFails(WarmSeat):
                                  "the warm member's cgroup does not hold the session's limits after podman's update "
                                  f"(memory.limit_in_bytes is {self.member_memory}, not 1073741824); nothing was started")
         self.assertNotEqual(self.member_memory, 1073741824)  # the seat's, which the session's 1g is not
+
+
+class ListenerNotTaken(WarmSeat):
+    """The claim takes the keeper's seccomp listener by the fd its ready file names
+    (launcher/pool/take.cc): `pidfd_getfd` fails for an fd the keeper does not hold, and an fd bound
+    to another name is not the member's. Either way the member, claimed, is removed with its keeper
+    and its dir, and the session goes cold; the agent's command runs once, cold."""
+
+    def lying_ready_file(self, fd):
+        self.drain()  # a seat the harness filled (ASBX_TEST_POOL) starts empty here
+        self.seat.config_file.write_text("pool_size = 1\n" + self.base)
+        self.fill()
+        (cid, m), = members(self.seat).items()
+        member_dir = self.seat.dir / "run" / m["Labels"]["agent-sandbox.session"]
+        ready = json.loads((member_dir / "ready").read_text())
+        ready["listener_fd"] = fd
+        (member_dir / "ready").write_text(json.dumps(ready) + "\n")
+        proc, rec = self.seat.status("--id", "lying-fd", "--", "echo", "ran")
+        self.assertEqual((proc.returncode, proc.stdout, rec["path"], rec["path_reason"]),
+                         (0, b"ran\n", "cold", "no ready member"), proc.stderr)
+        self.assertEqual(podman("ps", "-aq", "--filter", "id=" + cid, check=False).stdout.strip(), "")
+        until = time.monotonic() + 10
+        while pid_alive(ready["keeper_pid"]) and time.monotonic() < until:
+            time.sleep(0.05)
+        self.assertFalse(pid_alive(ready["keeper_pid"]), "its keeper lives on")
+        self.assertFalse(member_dir.exists())
+        self.assertFalse((self.seat.dir / "run" / ".pool" / (cid + ".claim")).exists())
+        self.assertEqual(session_containers("lying-fd"), [])
+
+    def test_an_fd_the_keeper_does_not_hold(self):
+        self.lying_ready_file(900)  # pidfd_getfd: EBADF
+
+    def test_an_fd_that_is_not_the_members_socket(self):
+        self.lying_ready_file(0)  # the keeper's /dev/null
