@@ -148,12 +148,15 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
     announce(*plan, std::move(ready), id, listener.fd(), range ? range->slot() : -1);
     write_all(report, "ok " + id + "\n");
     keep({listener.fd(), range ? range->fd() : -1});
-  } catch (const Error& e) {
-    if (!id.empty()) PodmanApi(plan->socket).remove(id);
+  } catch (const std::exception& e) {  // any failure (a JSON one too) takes what was made with it
+    try {
+      if (!id.empty()) PodmanApi(plan->socket).remove(id);
+    } catch (const std::exception&) {  // its keeper is gone with this process: gc takes it
+    }
     if (plan) drop_member_session(seat.runtime_dir, plan->session_id);  // its tmpfs mounts, then the whole dir
-    write_all(report, "err " + std::to_string(e.exit_code()) + " " + std::to_string(static_cast<int>(e.kind())) + " " + e.what() + "\n");
-  } catch (const std::exception& e) {
-    write_all(report, std::string("err 1 -1 ") + e.what() + "\n");
+    const Error* err = dynamic_cast<const Error*>(&e);
+    write_all(report, err ? "err " + std::to_string(err->exit_code()) + " " + std::to_string(static_cast<int>(err->kind())) + " " + e.what() + "\n"
+                          : std::string("err 1 -1 ") + e.what() + "\n");
   }
   ::_exit(1);
 }

@@ -5,19 +5,23 @@ launcher error names the cause, the agent's command never ran, and nothing of th
   - podman says the update was applied (a 204) but did not apply it: the cgroup's files are read
     back before start, and the session is refused with the figure the cgroup holds;
   - the keeper's listener cannot be taken as its ready file says (an fd it does not hold, or one that
-    is not the member's socket): the member is removed and the session goes cold.
+    is not the member's socket): the member is removed and the session goes cold;
+  - a fill's keeper cannot write its member's ready file: the member is removed, nothing stays.
 """
 import json
+import pathlib
 import re
 import socket
+import subprocess
 import threading
 import time
 
-from harness import UnixRelay, podman, session_containers
+from harness import LAUNCHER, UnixRelay, podman, session_containers
 from test_cleanup_off_path import pid_alive
 from test_warm_path import WarmSeat, members
 
 UPDATE = re.compile(rb"^POST /[^ ]*/containers/[0-9a-f]{64}/update ", re.M)
+INIT = re.compile(rb"^POST /[^ ]*/containers/[0-9a-f]{64}/init ", re.M)
 
 
 class AnsweringRelay(UnixRelay):
@@ -61,6 +65,28 @@ class AnsweringRelay(UnixRelay):
                 dst.sendall(data)
         except OSError:
             pass
+
+
+class PausingRelay(UnixRelay):
+    """Relays every request, and holds one matching `pattern` until `go` is set (`arrived` says it came)."""
+
+    def __init__(self, path, pattern):
+        self.pattern, self.arrived, self.go = pattern, threading.Event(), threading.Event()
+        super().__init__(path)
+
+    def relay(self, conn):
+        with conn, socket.socket(socket.AF_UNIX) as up:
+            up.connect(self.upstream)
+            threading.Thread(target=AnsweringRelay.back, args=(up, conn), daemon=True).start()
+            try:
+                while data := conn.recv(65536):
+                    if self.pattern.match(data):
+                        self.arrived.set()
+                        self.go.wait(30)
+                    up.sendall(data)
+                up.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
 
 
 class UpdateFails(WarmSeat):
@@ -131,3 +157,27 @@ class ListenerNotTaken(WarmSeat):
 
     def test_an_fd_that_is_not_the_members_socket(self):
         self.lying_ready_file(0)  # the keeper's /dev/null
+
+
+class ReadyUnwritable(WarmSeat):
+    def test_a_member_whose_ready_file_cannot_be_written_is_removed(self):
+        """The keeper writes the member's ready file once it is initialised (launcher/pool/ready.h); a
+        name already taken there (a dir planted while podman inits the member) makes that write fail.
+        The fill says why, and the member's container, dir and mounts all go."""
+        self.drain()  # a seat the harness filled (ASBX_TEST_POOL) starts empty here
+        relay = PausingRelay(self.seat.dir / "relay.sock", INIT)
+        self.addCleanup(relay.close)
+        text = "".join(l for l in self.base.splitlines(True) if not l.startswith("socket = "))
+        self.seat.config_file.write_text(f'pool_size = 1\nsocket = "{relay.path}"\n' + text)
+        fill = subprocess.Popen([str(LAUNCHER), "pool", "fill"], env=self.seat.env(), stderr=subprocess.PIPE)
+        self.addCleanup(lambda: fill.poll() is None and (fill.kill(), fill.wait()))
+        self.assertTrue(relay.arrived.wait(30), "the fill never asked podman to init its member")
+        member_dir, = (self.seat.dir / "run").glob("pool-*")
+        (member_dir / ".ready").mkdir()
+        relay.go.set()
+        _, err = fill.communicate(timeout=60)
+        self.assertEqual((fill.returncode, err.decode()),
+                         (205, f"{LAUNCHER.name}: pool: warm pool: cannot write {member_dir}/.ready\n"))
+        self.assertEqual(members(self.seat), {})
+        self.assertFalse(member_dir.exists())
+        self.assertNotIn(str(self.seat.dir), pathlib.Path("/proc/self/mountinfo").read_text())
