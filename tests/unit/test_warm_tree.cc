@@ -1,7 +1,7 @@
 // A warm claim's tree under /sandbox/workspaces (launcher/pool/warm_tree.h): the relative path rule,
 // and — as root, in a child with a mount namespace of its own — a plain clone's gitdir made beneath
 // the ws dir with each mount's flags, a link where a mount goes refused with nothing left mounted,
-// and everything gone after release().
+// a bind whose source went after others were attached, and everything gone after release().
 #include <doctest/doctest.h>
 
 #include <cerrno>
@@ -149,4 +149,28 @@ TEST_CASE("warm tree: a link where a mount goes is refused, nothing is mounted t
   });
   CHECK(r == "warm pool: the mount at '/sandbox/workspaces/w/.git': its place 'w/.git': Too many levels of symbolic "
              "links; nothing was started");
+}
+
+TEST_CASE("warm tree: a bind whose source went after three mounts were attached detaches them all") {
+  if (::geteuid() != 0) return;
+  Dir d;
+  fs::create_directories(d.dir / "ws/.git");  // its objects dir removed since the plan was made
+  std::ofstream(d.dir / "ws/.git/config") << "[core]\n";
+  fs::create_directories(d.dir / "member");
+  std::string r = in_own_mounts([&]() -> std::string {
+    LaunchPlan p = clone_plan(d.dir / "ws");
+    std::string why;
+    try {
+      WarmTree tree;
+      tree.mount(p, {{"/sandbox/workspaces", (d.dir / "member").string()}});
+      return "mounted";
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::workspace_rejected) return "another kind";
+      why = e.what();
+    }
+    if (mounted_under(d.dir) || fs::exists(d.dir / "member/w")) return "left behind";
+    return why;
+  });
+  CHECK(r == "warm pool: the mount at '/sandbox/workspaces/w/.git/objects': open_tree: No such file or directory; "
+             "nothing was started");
 }
