@@ -115,7 +115,7 @@ warm_seat() {  # warm_seat DIR POOL_SIZE
 }
 ready_members() {
   podman --url "unix://$ASBX_SOCKET" ps -a --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" \
-    --format '{{.State}}' | grep -c -i '^initialized' || true
+    --format '{{.State}}' | grep -c -i '^running' || true
 }
 wait_ready() {  # wait_ready N: until N members are ready (at most 60 s)
   local until=$((SECONDS + 60))

@@ -47,7 +47,7 @@ def wait_for_member(seat, podman):
         said = seat.run("pool", "fill").stderr
         busy = b"another fill is at work" in said
         states = podman("ps", "-a", "--filter", label, "--format", "{{.State}}").stdout.lower().split()
-        if not busy and states.count("initialized") >= 1:
+        if not busy and states.count("running") >= 1:
             return
         time.sleep(0.1)
     sys.exit("the warm seat made no ready member in 60 s: " + said.decode(errors="replace"))

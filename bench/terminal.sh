@@ -32,7 +32,7 @@ asbx_trap_exit drain
 seat warm 1; seat cold 0
 ready() {
   podman --url "unix://$ASBX_SOCKET" ps -a --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" \
-    --format '{{.State}}' | grep -c -i '^initialized' || true
+    --format '{{.State}}' | grep -c -i '^running' || true
 }
 wait_ready() {
   local until=$((SECONDS + 60))

@@ -168,7 +168,7 @@ class Session {
     result_.phase_ms.emplace_back("attach", steady_ms() - t_attach);
     TerminalGuard term(plan_.tty, io_.in);
     if (plan_.tty) resize();
-    timed("start", [&] { api_.start(result_.container_id); });
+    timed("start", [&] { warm_ ? warm_binds_.go(*warm_) : api_.start(result_.container_id); });
     started_ = true;
     std::int64_t started = steady_ms();
     result_.setup_ms = started - t0;

@@ -28,6 +28,7 @@
 #include "launcher/podman/liveness.h"
 #include "launcher/podman/podman_api.h"
 #include "plan/isolation.h"
+#include "plan/userns.h"
 #include "launcher/podman/podman_socket.h"
 #include "launcher/pool/member.h"
 #include "launcher/pool/pool.h"
@@ -62,7 +63,10 @@ void mount_tree_roots(const LaunchPlan& plan) {
   std::string tmpfs_dir = plan.session_dir + "/tmpfs";
   if (::mkdir(tmpfs_dir.c_str(), 0700) != 0 && errno != EEXIST)
     throw Error(ErrorKind::create_failed, "warm pool: the member's dir " + tmpfs_dir + ": " + std::strerror(errno));
-  if (::mkdir(member_claim_dir(plan.session_dir).c_str(), 0755) != 0)
+  HostIds agent = agent_host_ids(plan);  // the stub opens its fifo as the agent's user
+  std::string go = member_go_fifo(plan.session_dir);
+  if (::mkdir(member_claim_dir(plan.session_dir).c_str(), 0755) != 0 || ::mkfifo(go.c_str(), 0600) != 0 ||
+      ::chown(go.c_str(), agent.uid, agent.gid) != 0)
     throw Error(ErrorKind::create_failed, "warm pool: the member's claim dir: " + std::string(std::strerror(errno)));
   for (const auto& root : member_tree_roots(plan, plan.session_dir)) {
     const std::string& dir = root.seat_dir;
@@ -141,6 +145,7 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
     limits.warnings = c.warnings;
     check_limits_enforced(limits, *plan);
     api.init(id);
+    api.start(id);  // its stub waits on the fifo: a claim skips podman's start (member.h)
     nlohmann::json state = api.inspect(id);
     ready.init_pid = state.is_object() && state.contains("State") ? state["State"].value("Pid", 0L) : 0L;
     ready.init_started = process_start_unix(ready.init_pid);

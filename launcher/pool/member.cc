@@ -37,6 +37,7 @@ nlohmann::json member_bind(const std::string& source, const std::string& destina
 
 std::string member_ws_dir(const std::string& session_dir) { return session_dir + "/tmpfs/ws"; }
 std::string member_claim_dir(const std::string& session_dir) { return session_dir + "/claim"; }
+std::string member_go_fifo(const std::string& session_dir) { return member_claim_dir(session_dir) + "/go"; }
 
 std::vector<TreeRoot> member_tree_roots(const LaunchPlan& plan, const std::string& session_dir) {
   std::vector<TreeRoot> out = {{kWorkspacesInside, member_ws_dir(session_dir)}};
@@ -48,7 +49,9 @@ std::vector<TreeRoot> member_tree_roots(const LaunchPlan& plan, const std::strin
 nlohmann::json member_body(const LaunchPlan& plan) {
   nlohmann::json b = create_body(plan);
   std::string path = b.contains("env") ? b["env"].value("PATH", "") : "";
-  b["command"] = {"/bin/sh", std::string(kClaimDirInside) + "/spec"};
+  // Started by the fill: it waits until the claim has bound and written everything (a line on the fifo).
+  std::string claim = kClaimDirInside;
+  b["command"] = {"/bin/sh", "-c", "read -r go < " + claim + "/go && exec /bin/sh " + claim + "/spec"};
   b["env"] = nlohmann::json::object();
   if (!path.empty()) b["env"]["PATH"] = path;
   b["work_dir"] = "/";

@@ -1,8 +1,9 @@
-// A warm pool member (docs/DECISIONS.md "Issue 37: the warm pool"): a container created and
-// initialised ahead of any session, with nothing of a session in it. Its command is fixed at create,
-// so it is a stub: the image's /bin/sh reads CLAIM_DIR/spec, which the claiming launcher writes
-// (argv, environment, working dir) into a dir bound read-only, and execs the agent with exactly the
-// environment a cold session's would have. Its /sandbox/workspaces is a small tmpfs of the seat's,
+// A warm pool member (docs/DECISIONS.md "Issue 37: the warm pool"): a container created, initialised
+// and started ahead of any session, with nothing of a session in it. Its command is fixed at create,
+// so it is a stub: the image's /bin/sh waits on the fifo CLAIM_DIR/go, then runs CLAIM_DIR/spec,
+// which the claiming launcher writes (argv, environment, working dir) into a dir bound read-only
+// before it opens the fifo, and execs the agent with exactly the environment a cold session's would
+// have. Its /sandbox/workspaces is a small tmpfs of the seat's,
 // bound `rslave`: the claim mounts the session's workspace on the seat side and it appears inside,
 // never the other way round.
 #pragma once
@@ -22,6 +23,8 @@ inline constexpr const char* kWorkspacesInside = "/sandbox/workspaces";
 // SESSION_DIR/tmpfs/ws (the shared tmpfs bound at /sandbox/workspaces) and SESSION_DIR/claim.
 std::string member_ws_dir(const std::string& session_dir);
 std::string member_claim_dir(const std::string& session_dir);
+// SESSION_DIR/claim/go: the fifo the stub waits on (made by the fill, the agent's ids, 0600).
+std::string member_go_fifo(const std::string& session_dir);
 
 // Where the claim mounts a session's tree: each place inside (/sandbox/workspaces, then each of
 // the plan's git.member_roots) with the member's shared seat tmpfs bound there

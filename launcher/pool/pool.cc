@@ -76,7 +76,7 @@ std::vector<Member> list_members(PodmanApi& api, const std::string& runtime_dir)
     m.listener_fd = static_cast<int>(number(label(labels, kPoolListenerLabel)));
     m.slot = number(label(labels, kPoolSlotLabel));
     m.claimed = dir >= 0 && read_claim(dir, m.id).has_value();
-    m.ready = !m.claimed && m.state == "initialized" && s.boot_id == boot &&
+    m.ready = !m.claimed && m.state == "running" && s.boot_id == boot &&
               m.listener_fd >= 0 && launcher_alive(m.keeper_pid, m.started_unix);
     if (!m.id.empty()) out.push_back(m);
   }

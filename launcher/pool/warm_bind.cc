@@ -49,6 +49,14 @@ void WarmBinds::bind(const LaunchPlan& plan, const WarmMember& member, const nlo
   write_spec(member_claim_dir(member.session_dir), member_spec(plan, member_env(state)));
 }
 
+void WarmBinds::go(const WarmMember& member) {
+  std::string fifo = member_go_fifo(member.session_dir);
+  UniqueFd fd(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));  // ENXIO: no reader
+  if (!fd || ::write(fd.get(), "\n", 1) != 1)
+    throw Error(ErrorKind::start_failed, "warm pool: the member's stub does not wait on " + fifo + ": " +
+                                             std::strerror(errno) + "; nothing was started");
+}
+
 void WarmBinds::release() { tree_.release(); }
 
 void WarmBinds::finish(const WarmMember& member, bool removed_here) {

@@ -29,6 +29,9 @@ class WarmBinds {
   // STATE: the member's inspect (its Config.Env: what podman itself put there). Throws
   // Error(workspace_rejected) naming the bind or the spec that could not be made.
   void bind(const LaunchPlan& plan, const WarmMember& member, const nlohmann::json& state);
+  // The agent's start: one line on the fifo the member's stub waits on (launcher/pool/member.h),
+  // opened without blocking. Throws Error(start_failed) when no stub waits there (it has ended).
+  void go(const WarmMember& member);
   void release();
   // After the session: release(), the member's session dir (HOME, the ws tmpfs), and its claim file
   // when the launcher removed the container itself (else gc drops it once the container is gone).

@@ -54,7 +54,7 @@ LaunchPlan plan(const Tree& t, const std::string& id, std::vector<std::string> a
 TEST_CASE("pool member: the body carries the stub, PATH alone, no workspace, the two member binds") {
   Tree t;
   nlohmann::json b = member_body(plan(t, "pool-0123456789abcdef", {"/bin/sh"}, false));
-  CHECK(b["command"] == nlohmann::json({"/bin/sh", "/sandbox/.claim/spec"}));
+  CHECK(b["command"] == nlohmann::json({"/bin/sh", "-c", "read -r go < /sandbox/.claim/go && exec /bin/sh /sandbox/.claim/spec"}));
   CHECK(b["env"] == nlohmann::json({{"PATH", "/usr/local/bin:/usr/bin:/bin"}}));
   CHECK(b["work_dir"] == "/");
   nlohmann::json ws = b["mounts"][b["mounts"].size() - 2], claim = b["mounts"].back();
