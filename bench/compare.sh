@@ -113,10 +113,7 @@ warm_seat() {  # warm_seat DIR POOL_SIZE
   sed -i "1i pool_size = $2" "$1/agent-sandbox/seat.toml"
   printf '[limits]\nmemory = "2g"\npids = 256\ncpus = 2.0\n' >>"$1/agent-sandbox/seat.toml"
 }
-ready_members() {
-  podman --url "unix://$ASBX_SOCKET" ps -a --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" \
-    --format '{{.State}}' | grep -c -i '^running' || true
-}
+ready_members() { bench_ready_members "$work/run-warm"; }
 wait_ready() {  # wait_ready N: until N members are ready (at most 60 s)
   local until=$((SECONDS + 60))
   while (($(ready_members) < $1 && SECONDS < until)); do sleep 0.05; done
@@ -125,7 +122,7 @@ warm_seat "$work/warm" 2; warm_seat "$work/cold" 0
 WARM="env XDG_CONFIG_HOME=$work/warm $ASBX_BUILD/agent-sandbox"
 COLD="env XDG_CONFIG_HOME=$work/cold $ASBX_BUILD/agent-sandbox"
 $WARM pool fill 2>/dev/null; wait_ready 2
-export -f ready_members wait_ready; export ASBX_SOCKET work
+export -f bench_ready_members ready_members wait_ready; export ASBX_SOCKET work
 log "local session -- true: warm vs cold vs the CLI"
 hyperfine -N --warmup "$warmup" --runs "$runs" --prepare 'bash -c "wait_ready 1"' --export-json "$work/warm.json" \
   "$WARM -- true" "$COLD -- true" "$PODMAN_CLI $ASBX_IMAGE true" >&2

@@ -39,15 +39,16 @@ def fresh_workspace(seat, n):
     return ws
 
 
-def wait_for_member(seat, podman):
-    """A ready member on the warm seat: `pool fill` until no refill is at work, then one initialised."""
-    label = "label=agent-sandbox.pool-runtime-dir=" + str(seat.dir / "run")
+def wait_for_member(seat):
+    """A ready member on the warm seat: `pool fill` until no refill is at work, then one a claim
+    could take (a ready file no claim file names: podman says `running` of a claimed one too)."""
+    run = seat.dir / "run"
     until, said = time.monotonic() + 60, b""
     while time.monotonic() < until:
         said = seat.run("pool", "fill").stderr
         busy = b"another fill is at work" in said
-        states = podman("ps", "-a", "--filter", label, "--format", "{{.State}}").stdout.lower().split()
-        if not busy and states.count("running") >= 1:
+        ids = [json.loads(f.read_text()).get("id", "") for f in run.glob("pool-*/ready")]
+        if not busy and any(i and not (run / ".pool" / (i + ".claim")).exists() for i in ids):
             return
         time.sleep(0.1)
     sys.exit("the warm seat made no ready member in 60 s: " + said.decode(errors="replace"))
@@ -142,7 +143,7 @@ def main():
                     seat = seats["warm" if side == "warm" else "cold"]
                     ws = fresh_workspace(seat, n)
                     if side == "warm":
-                        wait_for_member(seat, podman)
+                        wait_for_member(seat)
                     if side == "cli":
                         os.chmod(cred, 0o644)  # the CLI row's container reads it as uid 1000
                         sample = cli(row, up, cred, ws, flags, IMAGE)

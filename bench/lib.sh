@@ -27,6 +27,18 @@ bench_seat_toml() {
   } >"$dir/seat.toml"
 }
 
+# bench_ready_members RUNTIME_DIR: how many members a claim could take now — a ready file
+# (RUNTIME_DIR/pool-*/ready) whose member no claim file names. podman's state cannot say it: a
+# member is running from its fill on, claimed or not.
+bench_ready_members() {
+  local n=0 f id
+  for f in "$1"/pool-*/ready; do
+    [[ -f $f ]] && id=$(jq -r .id "$f" 2>/dev/null) || continue
+    [[ -e $1/.pool/$id.claim ]] || n=$((n + 1))
+  done
+  echo "$n"
+}
+
 # bench_files DIR FILES: FILES empty files (rounded up to a thousand) under DIR, 1000 a directory:
 # d0/f0 ... d0/f999, d1/f0 ...
 bench_files() {

@@ -30,10 +30,7 @@ drain() {  # the pool off, then fills until no refill a session spawned is at wo
 }
 asbx_trap_exit drain
 seat warm 1; seat cold 0
-ready() {
-  podman --url "unix://$ASBX_SOCKET" ps -a --filter "label=agent-sandbox.pool-runtime-dir=$work/run-warm" \
-    --format '{{.State}}' | grep -c -i '^running' || true
-}
+ready() { bench_ready_members "$work/run-warm"; }
 wait_ready() {
   local until=$((SECONDS + 60))
   env XDG_CONFIG_HOME="$work/warm" "$ASBX_BUILD/agent-sandbox" pool fill >/dev/null 2>&1 || true

@@ -30,7 +30,7 @@ struct Member {
   int listener_fd = -1;
   std::int64_t slot = -1;
   bool claimed = false;
-  bool ready = false;  // unclaimed, initialised, this boot's, its keeper alive: a claim may take it
+  bool ready = false;  // unclaimed, running (its stub waits), this boot's, its keeper alive: a claim may take it
 };
 
 std::string pool_dir(const std::string& runtime_dir);

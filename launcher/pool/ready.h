@@ -1,6 +1,6 @@
 // A member's ready file (docs/DECISIONS.md "Issue 37: the warm pool"): its keeper writes
-// MEMBER_DIR/ready once the member is initialised, so a claim finds the seat's members by reading
-// its runtime dir instead of asking podman for a list. The file carries what the labels carry (the
+// MEMBER_DIR/ready once the member is started (its stub waiting), so a claim finds the seat's
+// members by reading its runtime dir instead of asking podman for a list. The file carries what the labels carry (the
 // digest, the keeper, its listener fd, the range slot) and the image's id the member was made from;
 // it goes with the member's dir. It is a hint, never a verdict: the claim still links its claim
 // file, checks the keeper, takes the listener by its bound name, and asks podman for the member's

@@ -52,6 +52,19 @@ def kill_dead(pid, wait=10):
     raise AssertionError(f"process {pid} did not end in {wait} s")
 
 
+def ready_ids(run):
+    """The members of the seat whose runtime dir is RUN that have a ready file and no claim file."""
+    out = set()
+    for f in run.glob("pool-*/ready"):
+        try:
+            mid = json.loads(f.read_text())["id"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if not (run / ".pool" / (mid + ".claim")).exists():
+            out.add(mid)
+    return out
+
+
 class HoldingRelay(UnixRelay):
     """Holds each connection to the service until `go` is set (`arrived` says one came), then relays it."""
 
@@ -93,8 +106,10 @@ class WarmSeat(SeatTest):
         return proc
 
     def ready(self, n=2, wait=30):
-        until = time.monotonic() + wait
-        while len([m for m in members(self.seat).values() if m["State"] == "running"]) < n:
+        """Until N members a claim could take: ready files no claim file names, their containers
+        running (podman says `running` of a claimed member too: the fill starts each)."""
+        run, until = self.seat.dir / "run", time.monotonic() + wait
+        while len(ready_ids(run) & {i for i, m in members(self.seat).items() if m["State"] == "running"}) < n:
             self.assertLess(time.monotonic(), until, "the pool was not refilled")
             time.sleep(0.1)
 
