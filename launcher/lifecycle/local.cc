@@ -1,4 +1,5 @@
 #include "plan/build_plan.h"
+#include "launcher/lifecycle/signals.h"
 #include "launcher/lifecycle/range_claim.h"
 #include "plan/isolation.h"
 #include "launcher/lifecycle/local.h"
@@ -141,6 +142,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   std::optional<RangeClaim> range;  // likewise (a persistent session's supervisor inherits it)
   std::optional<WarmMember> warm;
   std::string why_cold;
+  std::optional<SignalPipe> queued;  // from the warm claim on (below)
   try {
     seat = current_seat_config();
     claim_slot(req, seat, claim);
@@ -148,6 +150,9 @@ int run_local(const Request& req, const LocalOptions& opts) {
     plan = build_plan(req, seat, current_user_facts(), facts);
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req);
+    // From here a signal is queued, never fatal: the session reads it once the agent runs. Before,
+    // nothing is made that needs undoing; a SIGTERM during a claim left the member claimed.
+    if (!req.dry_run) queued.emplace();
     // Last: nothing between a claim and the session may fail, or the member would be left claimed.
     if (!req.dry_run) warm = claim_warm(req, seat, facts, plan, why_cold);
     if (!req.dry_run && !warm && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);

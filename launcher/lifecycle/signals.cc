@@ -14,6 +14,7 @@ int g_pipe[2] = {-1, -1};
 const int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
 constexpr int kCount = sizeof kSignals / sizeof kSignals[0];
 struct sigaction g_old[kCount];
+int g_users = 0;  // one pipe per process: what an outer pipe queued, an inner one reads
 
 void on_signal(int sig) {
   int saved = errno;
@@ -25,6 +26,7 @@ void on_signal(int sig) {
 }  // namespace
 
 SignalPipe::SignalPipe() {
+  if (g_users++ > 0) return;
   if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_pipe[0] = g_pipe[1] = -1;
   struct sigaction sa{};
   sa.sa_handler = on_signal;
@@ -35,6 +37,7 @@ SignalPipe::SignalPipe() {
 }
 
 SignalPipe::~SignalPipe() {
+  if (--g_users > 0) return;
   for (int i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &g_old[i], nullptr);
   ::close(g_pipe[0]);
   ::close(g_pipe[1]);

@@ -6,11 +6,14 @@ launcher error names the cause, the agent's command never ran, and nothing of th
     back before start, and the session is refused with the figure the cgroup holds;
   - the keeper's listener cannot be taken as its ready file says (an fd it does not hold, or one that
     is not the member's socket): the member is removed and the session goes cold;
-  - a fill's keeper cannot write its member's ready file: the member is removed, nothing stays.
+  - a fill's keeper cannot write its member's ready file: the member is removed, nothing stays;
+  - SIGTERM reaches the launcher in the middle of its claim: the session ends 143 with its record,
+    and the member it claimed goes with it (before, the launcher died and left it claimed, running).
 """
 import json
 import pathlib
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -22,6 +25,7 @@ from test_warm_path import WarmSeat, members
 
 UPDATE = re.compile(rb"^POST /[^ ]*/containers/[0-9a-f]{64}/update ", re.M)
 INIT = re.compile(rb"^POST /[^ ]*/containers/[0-9a-f]{64}/init ", re.M)
+IMAGE_CHECK = re.compile(rb"^GET /[^ ]*/images/[^ ]*/json", re.M)
 
 
 class AnsweringRelay(UnixRelay):
@@ -181,3 +185,33 @@ class ReadyUnwritable(WarmSeat):
         self.assertEqual(members(self.seat), {})
         self.assertFalse(member_dir.exists())
         self.assertNotIn(str(self.seat.dir), pathlib.Path("/proc/self/mountinfo").read_text())
+
+
+class SignalInTheClaim(WarmSeat):
+    def test_a_sigterm_while_the_claim_checks_the_image_ends_the_session_with_its_record(self):
+        self.drain()  # a seat the harness filled (ASBX_TEST_POOL) starts empty here
+        self.seat.config_file.write_text("pool_size = 1\n" + self.base)
+        self.fill()
+        (cid, _), = members(self.seat).items()
+        relay = PausingRelay(self.seat.dir / "relay.sock", IMAGE_CHECK)  # the claim's last question to podman
+        self.addCleanup(relay.close)
+        text = "".join(l for l in self.base.splitlines(True) if not l.startswith("socket = "))
+        self.seat.config_file.write_text(f'pool_size = 1\nsocket = "{relay.path}"\n' + text)
+        status = self.seat.dir / "claim-term.json"
+        p = subprocess.Popen([str(LAUNCHER), "--id", "claim-term", "--status-file", str(status), "--", "sleep", "120"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env=self.seat.env())
+        self.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
+        self.assertTrue(relay.arrived.wait(30), "the claim never asked for the image")
+        self.assertTrue((self.seat.dir / "run" / ".pool" / (cid + ".claim")).exists())  # claimed by now
+        p.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        self.assertIsNone(p.poll(), "the launcher died of the signal, its member claimed")
+        relay.go.set()
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 143, err)
+        rec = json.loads(status.read_text())
+        self.assertEqual((rec["path"], rec["container_id"], rec["outcome"], rec["cause"], rec["signal"]),
+                         ("warm", cid, "killed", "signal", 15))
+        self.assertEqual(session_containers("claim-term"), [])
+        self.assertEqual(podman("ps", "-aq", "--filter", "id=" + cid, check=False).stdout.strip(), "")
