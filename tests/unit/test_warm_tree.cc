@@ -82,6 +82,24 @@ bool mounted_under(const fs::path& dir) {
   return false;
 }
 
+// P's tree mounted beneath DIR/member in a mount namespace of its own: its refusal's message, or
+// what went otherwise ("mounted", "another kind", "left behind": a mount or a place stayed).
+std::string refused_leaving_nothing(const fs::path& dir, const LaunchPlan& p) {
+  return in_own_mounts([&]() -> std::string {
+    std::string why;
+    try {
+      WarmTree tree;
+      tree.mount(p, {{"/sandbox/workspaces", (dir / "member").string()}});
+      return "mounted";
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::workspace_rejected) return "another kind";
+      why = e.what();
+    }
+    if (mounted_under(dir) || fs::exists(dir / "member/w")) return "left behind";
+    return why;
+  });
+}
+
 }  // namespace
 
 TEST_CASE("warm tree: the path below /sandbox/workspaces, or \"\"") {
@@ -132,21 +150,9 @@ TEST_CASE("warm tree: a link where a mount goes is refused, nothing is mounted t
   fs::create_symlink(d.dir / "elsewhere", d.dir / "ws/.git");  // what a hostile tree could hold
   std::ofstream(d.dir / "config") << "[core]\n";
   fs::create_directories(d.dir / "member");
-  std::string r = in_own_mounts([&]() -> std::string {
-    LaunchPlan p = clone_plan(d.dir / "ws");
-    p.mounts.resize(2);  // the workspace, then the tmpfs at its .git
-    std::string why;
-    try {
-      WarmTree tree;
-      tree.mount(p, {{"/sandbox/workspaces", (d.dir / "member").string()}});
-      return "mounted";
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::workspace_rejected) return "another kind";
-      why = e.what();
-    }
-    if (mounted_under(d.dir) || fs::exists(d.dir / "member/w")) return "left behind";
-    return why;
-  });
+  LaunchPlan p = clone_plan(d.dir / "ws");
+  p.mounts.resize(2);  // the workspace, then the tmpfs at its .git
+  std::string r = refused_leaving_nothing(d.dir, p);
   CHECK(r == "warm pool: the mount at '/sandbox/workspaces/w/.git': its place 'w/.git': Too many levels of symbolic "
              "links; nothing was started");
 }
@@ -157,20 +163,7 @@ TEST_CASE("warm tree: a bind whose source went after three mounts were attached 
   fs::create_directories(d.dir / "ws/.git");  // its objects dir removed since the plan was made
   std::ofstream(d.dir / "ws/.git/config") << "[core]\n";
   fs::create_directories(d.dir / "member");
-  std::string r = in_own_mounts([&]() -> std::string {
-    LaunchPlan p = clone_plan(d.dir / "ws");
-    std::string why;
-    try {
-      WarmTree tree;
-      tree.mount(p, {{"/sandbox/workspaces", (d.dir / "member").string()}});
-      return "mounted";
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::workspace_rejected) return "another kind";
-      why = e.what();
-    }
-    if (mounted_under(d.dir) || fs::exists(d.dir / "member/w")) return "left behind";
-    return why;
-  });
+  std::string r = refused_leaving_nothing(d.dir, clone_plan(d.dir / "ws"));
   CHECK(r == "warm pool: the mount at '/sandbox/workspaces/w/.git/objects': open_tree: No such file or directory; "
              "nothing was started");
 }
