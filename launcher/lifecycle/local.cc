@@ -151,8 +151,9 @@ int run_local(const Request& req, const LocalOptions& opts) {
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
     if (!req.dry_run) io = capture_stdio(req);
     // From here a signal is queued, never fatal: the session reads it once the agent runs. Before,
-    // nothing is made that needs undoing; a SIGTERM during a claim left the member claimed.
-    if (!req.dry_run) queued.emplace();
+    // nothing is made that needs undoing; a SIGTERM during a claim left the member claimed. Not for
+    // --persist (never warm): its supervisor is forked, and must not share this process's pipe.
+    if (!req.dry_run && !plan.persist) queued.emplace();
     // Last: nothing between a claim and the session may fail, or the member would be left claimed.
     if (!req.dry_run) warm = claim_warm(req, seat, facts, plan, why_cold);
     if (!req.dry_run && !warm && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);
