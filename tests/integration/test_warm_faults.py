@@ -7,10 +7,12 @@ launcher error names the cause, the agent's command never ran, and nothing of th
   - the keeper's listener cannot be taken as its ready file says (an fd it does not hold, or one that
     is not the member's socket): the member is removed and the session goes cold;
   - a fill's keeper cannot write its member's ready file: the member is removed, nothing stays;
+  - no stub waits on the member's fifo when the claim writes its line: start_failed, nothing ran;
   - SIGTERM reaches the launcher in the middle of its claim: the session ends 143 with its record,
     and the member it claimed goes with it (before, the launcher died and left it claimed, running).
 """
 import json
+import os
 import pathlib
 import re
 import signal
@@ -214,4 +216,29 @@ class SignalInTheClaim(WarmSeat):
         self.assertEqual((rec["path"], rec["container_id"], rec["outcome"], rec["cause"], rec["signal"]),
                          ("warm", cid, "killed", "signal", 15))
         self.assertEqual(session_containers("claim-term"), [])
+        self.assertEqual(podman("ps", "-aq", "--filter", "id=" + cid, check=False).stdout.strip(), "")
+
+
+class NoStubWaits(WarmSeat):
+    def test_a_fifo_no_stub_reads_fails_the_session_before_anything_runs(self):
+        """The claim's last step writes a line on the fifo the member's stub waits on (launcher/pool/
+        warm_bind.cc), opened without blocking. A fifo nobody reads (here a new one put where the
+        stub's was: the stub still waits on the old) fails the open with ENXIO: 206, the exact
+        message, the agent's command never runs, and the member goes."""
+        self.drain()  # a seat the harness filled (ASBX_TEST_POOL) starts empty here
+        self.seat.config_file.write_text("pool_size = 1\n" + self.base)
+        self.fill()
+        (cid, m), = members(self.seat).items()
+        fifo = self.seat.dir / "run" / m["Labels"]["agent-sandbox.session"] / "claim" / "go"
+        st = fifo.lstat()
+        fifo.unlink()
+        os.mkfifo(fifo, 0o600)
+        os.chown(fifo, st.st_uid, st.st_gid)
+        marker = self.workspace("ws") / "ran"
+        proc, rec = self.seat.status("--id", "no-stub", "--workspace", str(marker.parent), "--", "touch", "ran")
+        self.assertLauncherError(proc, rec, "start_failed", f"warm pool: the member's stub does not wait on {fifo}: "
+                                 "No such device or address; nothing was started")
+        self.assertEqual((rec["path"], rec["container_id"], rec["container_removed"]), ("warm", cid, True))
+        self.assertFalse(marker.exists(), "the agent's command ran")
+        self.assertEqual(session_containers("no-stub"), [])
         self.assertEqual(podman("ps", "-aq", "--filter", "id=" + cid, check=False).stdout.strip(), "")
