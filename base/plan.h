@@ -44,6 +44,9 @@ struct Mount {
   bool operator==(const Mount&) const = default;
 };
 
+// Inject mode's tmpfs at kSessionCaDir, where the wall writes the session CA before the start.
+Mount session_ca_mount();
+
 // What a credential file says about itself (credtable/lifetime.h): never a token value.
 struct CredentialLifetime {
   std::string auth_kind = "unknown";      // "oauth", "chatgpt", "api_key", "unknown"

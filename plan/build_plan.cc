@@ -109,7 +109,6 @@ void plan_injection(const std::optional<CredRow>& row, LaunchPlan& plan) {
     if (reachable) plan.egress.inject.push_back(std::move(h));
   }
   if (plan.timeout_ms > 0) plan.egress.leaf_lifetime_s = std::max<std::int64_t>(60, plan.timeout_ms / 1000);  // ≤ the session
-  plan.mounts.push_back({"tmpfs", "tmpfs", kSessionCaDir, {"rw", "size=64k", "nosuid", "nodev", "noexec", "mode=0755"}});
   for (const char* name : {"CODEX_CA_CERTIFICATE", "NODE_EXTRA_CA_CERTS"}) plan.env.emplace_back(name, kSessionCaPath);
 }
 
@@ -218,6 +217,11 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   check_json_text(plan);
   plan.workdir = "/sandbox/home";
   add_system_mounts(plan);
+  // Inject mode's tmpfs for the session CA. On a seat that keeps a pool it is in every session, and
+  // before the workspace's mounts (a seat tmpfs is numbered in the plan's order), so that a member,
+  // made before its session is known, carries inject mode too (docs/DECISIONS.md "Inject mode, warm").
+  bool keeps_pool = (seat.pool_size > 0 || seat.pool_tty_size > 0) && !req.pod_manifest;
+  if (keeps_pool) plan.mounts.push_back(session_ca_mount());
   std::vector<std::string> taken;  // where the container mounts of its own (for a warm member's git roots)
   for (const auto& m : plan.mounts) taken.push_back(m.destination);
   if (req.workspace) {
@@ -239,6 +243,7 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   // The launcher's session marker, in every container: agent-sandbox-unsafe refuses to run where it is set.
   plan.env.emplace_back("AGENT_SANDBOX_SESSION", plan.session_id);
   plan_session_egress(req, seat, plan);
+  if (!plan.egress.inject.empty() && !keeps_pool) plan.mounts.push_back(session_ca_mount());
   plan_state(req, seat, plan);
   plan.tripwire = plan_tripwire(seat.tripwire, plan, seat.path.empty() ? "the seat config (" + seat_config_hint(user) + ")" : seat.path);
   // The seat's installed podman default, tightened (seccomp/table.h). Facts made in code (unit

@@ -28,9 +28,8 @@ const std::vector<Row>& rows() {
       {"a linked worktree whose mirror is under none of the git roots a member holds",
        [](const LaunchPlan& p) { return p.git.shape == "linked_worktree" && !under_member_root(p); }},
       {"a network other than none (the namespace is fixed at create)", [](const LaunchPlan& p) { return p.network != "none"; }},
-      // --egress in copy mode is the member's own empty namespace: its door is opened at claim, as
-      // after init. Inject mode adds the session CA's tmpfs to the create body.
-      {"inject mode (the session CA's tmpfs is fixed at create)", [](const LaunchPlan& p) { return !p.egress.inject.empty(); }},
+      // --egress is the member's own empty namespace: its door is opened at claim, as after init; in
+      // inject mode the wall writes the session CA into the tmpfs every member has (launcher/pool/member.h).
       // The stub execs through env(1), which reads NAME=VALUE words before the command.
       {"a command whose name has '='", [](const LaunchPlan& p) { return p.argv.empty() || p.argv[0].find('=') != std::string::npos; }},
   };

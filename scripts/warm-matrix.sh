@@ -10,7 +10,8 @@ set -euo pipefail
 suites=("$@")
 ((${#suites[@]})) || suites=(test_denial_proofs test_hostile_agent test_credentials test_seccomp_record
                              test_seccomp_surface test_tripwire test_disk test_disk_holes test_lifecycle
-                             test_cleanup_off_path test_foundation test_hostile_output test_inject_scope
+                             test_cleanup_off_path test_foundation test_hostile_output test_inject test_inject_scope
+                             test_tripwire_inject
                              test_host_git test_git_leftovers test_warm_git test_state test_mounts test_egress
                              test_interactive)
 cd "$ASBX_ROOT/tests/integration"

@@ -37,7 +37,8 @@ std::vector<TreeRoot> member_tree_roots(const LaunchPlan& plan, const std::strin
 // The create body of a member for PLAN's seat: create_body(plan) with the stub for a command, PATH
 // for all its environment, "/" for its working dir, and every mount under a tree root (the
 // workspace, its gitdir, a linked worktree's mirror) replaced by the member binds: each root's seat
-// tmpfs, read-only and rslave, and the claim dir. A session's plan renders the same body but
+// tmpfs, read-only and rslave, and the claim dir. (Inject mode's session CA tmpfs is in every plan
+// on a seat that keeps a pool: plan/build_plan.cc.) A session's plan renders the same body but
 // for its id, so the digest of both tells whether the member fits.
 nlohmann::json member_body(const LaunchPlan& plan);
 

@@ -235,15 +235,23 @@ class WarmEgress(WarmSeat):
         self.assertEqual(proc.stdout.decode().splitlines(), ["lo tripwire0 ", "HTTP/1.1 403 Forbidden"])
         self.assertEqual([(r["host"], r["reason"]) for r in rec["egress"]["refused"]], [("evil.example", "not_allowed")])
 
-    def test_inject_mode_goes_cold_and_says_why(self):
+    def test_inject_mode_goes_warm_with_the_session_ca_in_the_members_tmpfs(self):
+        """Inject mode: the wall writes the session CA into the tmpfs every member of a pool seat has;
+        the agent holds a placeholder, never the token, and its CLI's CA variable names the CA."""
         self.fill()
         cred = self.codex_credential("sk-mock-warm-inject")
-        proc, rec = self.seat.status("--id", "cold-inject", "--runtime", "codex", "--credential", str(cred),
-                                     "--egress", "api.openai.com", "--", "true")
-        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]),
-                         (0, "cold", "the pool cannot carry inject mode (the session CA's tmpfs is fixed at create) yet"),
-                         proc.stderr)
-        self.assertEqual(len(members(self.seat)), 2)  # neither was touched
+        proc, rec = self.seat.status("--id", "warm-inject", "--runtime", "codex", "--credential", str(cred),
+                                     "--egress", "api.openai.com", "--", "sh", "-c",
+                                     "head -1 \"$CODEX_CA_CERTIFICATE\"; ls /sandbox/ca; grep -c sk-mock-warm-inject "
+                                     "/sandbox/home/.codex/auth.json; touch /sandbox/ca/x 2>&1 >/dev/null | wc -l")
+        self.assertEqual((proc.returncode, rec["path"], rec["path_reason"]), (0, "warm", None), proc.stderr)
+        self.assertEqual(proc.stdout.decode().splitlines(),
+                         ["-----BEGIN CERTIFICATE-----", "session-ca.pem", "0", "1"])
+
+    def test_a_session_without_inject_mode_sees_the_cas_tmpfs_empty(self):
+        self.fill()
+        proc, rec = self.seat.status("--id", "warm-no-ca", "--", "sh", "-c", "ls -A /sandbox/ca | wc -l")
+        self.assertEqual((proc.returncode, rec["path"], proc.stdout), (0, "warm", b"0\n"), proc.stderr)
 
 
 class Concurrent(WarmSeat):

@@ -3,6 +3,7 @@
 // execs exactly the cold body's command, environment and working dir, every word quoted.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -78,6 +79,52 @@ TEST_CASE("pool member: a session with a workspace or other limits has its membe
   CHECK(member_digest(session, "sha256:aaaa") == member);
   session.limits.nofile = 64;  // a ulimit is fixed at create
   CHECK(member_digest(session, "sha256:aaaa") != member);
+}
+
+// Inject mode warm (docs/DECISIONS.md "Inject mode, warm"): on a seat that keeps a pool every plan
+// has the CA's tmpfs, in one place, so the fill's plan and an inject session's render one digest.
+TEST_CASE("pool member: on a pool seat every plan has the session CA's tmpfs; an inject session has its member's digest") {
+  Tree t;
+  fs::create_directories(t.dir / "home/.claude");
+  std::ofstream(t.dir / "home/.claude/.credentials.json")
+      << R"({"claudeAiOauth":{"accessToken":"sk-ant-oat01-X","refreshToken":"sk-ant-ort01-X","expiresAt":4102444800000}})";
+  UserFacts root = test::root_user();
+  root.home = (t.dir / "home").string();
+  auto seat = [&](const std::string& pool) {
+    return parse_seat_config("socket = \"/run/agent-sandbox/podman.sock\"\nworkspace_root = \"" +
+                                 (t.dir / "workspaces").string() + "\"\n" + pool +
+                                 "runtime_dir = \"/run/agent-sandbox/sessions\"\ncredtable = \"" + ASBX_SOURCE_DIR +
+                                 "/credtable/credtable.toml\"\n[egress]\nallow = [\"*.anthropic.com\", \"platform.claude.com\"]\n",
+                             "/etc/seat.toml", root);
+  };
+  auto ca_mounts = [](const LaunchPlan& p) {
+    return std::count_if(p.mounts.begin(), p.mounts.end(), [](const Mount& m) { return m.destination == "/sandbox/ca"; });
+  };
+  Request fill_req;
+  fill_req.id = "pool-0123456789abcdef";
+  fill_req.argv = {"/bin/sh"};
+  Request r;
+  r.id = "s-inject";
+  r.argv = {"claude", "-p", "hi", "--dangerously-skip-permissions"};
+  r.runtime = "claude";
+  r.egress = {"default"};
+  // A plain clone on a range seat: its gitdir's tmpfs is a seat tmpfs, numbered like the CA's.
+  fs::path git = t.dir / "workspaces" / "w1" / ".git";
+  for (const char* d : {"objects/info", "refs", "logs", "hooks"}) fs::create_directories(git / d);
+  std::ofstream(git / "HEAD") << "ref: refs/heads/main\n";
+  std::ofstream(git / "config") << "[core]\n";
+  r.workspace = (t.dir / "workspaces" / "w1").string();
+  LaunchPlan fill = build_plan(fill_req, seat("pool_size = 1\n"), root, facts());
+  LaunchPlan session = build_plan(r, seat("pool_size = 1\n"), root, facts());
+  REQUIRE(!session.egress.inject.empty());
+  REQUIRE(session.git.shape == "plain");
+  REQUIRE(!session.isolation.seat_tmpfs.empty());
+  CHECK(ca_mounts(fill) == 1);
+  CHECK(ca_mounts(session) == 1);
+  CHECK(member_digest(session, "sha256:aaaa") == member_digest(fill, "sha256:aaaa"));
+  // Without a pool only inject mode has it.
+  CHECK(ca_mounts(build_plan(fill_req, seat(""), root, facts())) == 0);
+  CHECK(ca_mounts(build_plan(r, seat(""), root, facts())) == 1);
 }
 
 TEST_CASE("pool member: a terminal session has the digest of a member made with one, never a plain member's") {

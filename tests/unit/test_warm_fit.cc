@@ -55,7 +55,6 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
          p.git.shape = "linked_worktree", p.git.common.path = "/srv/gitx/m/.git", p.git.member_roots = {"/srv/git"};
        }, "a linked worktree whose mirror is under none of the git roots a member holds"},
       {[](LaunchPlan& p) { p.network = "slirp4netns"; }, "a network other than none (the namespace is fixed at create)"},
-      {[](LaunchPlan& p) { p.egress.enabled = true, p.egress.inject.emplace_back(); }, "inject mode (the session CA's tmpfs is fixed at create)"},
       {[](LaunchPlan& p) { p.argv = {"A=B", "x"}; }, "a command whose name has '='"},
   };
   for (const auto& c : cases) {
@@ -75,6 +74,8 @@ TEST_CASE("warm_fit: the walls a member carries do not send a session cold") {
   p.git.shape = "plain";                 // its gitdir is made beneath the workspace at claim (warm_tree.h)
   p.state.dir = "/tmp/state";            // collected through HOME's fd, staged at claim as at init
   p.egress.enabled = true;               // copy mode: the door opened at claim in the member's empty namespace
+  CHECK(warm_fit(p, 4, 4).warm);
+  p.egress.inject.emplace_back();  // inject mode: the session CA written into the tmpfs every member has
   CHECK(warm_fit(p, 4, 4).warm);
   p.git.shape = "linked_worktree";  // its mirror beneath a git root the member holds
   p.git.common.path = "/srv/git/m/.git";
