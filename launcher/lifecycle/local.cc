@@ -31,6 +31,7 @@
 #include "launcher/state/export.h"
 #include "base/units.h"
 #include "launcher/pool/fill.h"
+#include "launcher/pool/refill.h"
 #include "launcher/pool/pool_gc.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
 #include "plan/warm_fit.h"

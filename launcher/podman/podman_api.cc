@@ -37,6 +37,8 @@ PodmanApi::PodmanApi(std::string socket) : socket_(std::move(socket)) {
 
 PodmanApi::~PodmanApi() = default;
 
+void PodmanApi::stop() { client_->stop(); }
+
 PodmanApi::Reply PodmanApi::call(const std::string& method, const std::string& path, const std::string& body) {
   httplib::Result r = method == "GET"      ? client_->Get((kPrefix + path).c_str())
                       : method == "DELETE" ? client_->Delete((kPrefix + path).c_str())

@@ -22,6 +22,8 @@ class PodmanApi {
   const std::string& socket() const { return socket_; }
 
   void ping();                                  // throws podman_unreachable (cheap: /_ping)
+  // From another thread: the call in flight ends at once, failed (its connection shut down).
+  void stop();
   nlohmann::json info();                        // slow (host and storage stats): doctor only
   bool image_exists(const std::string& image);
   nlohmann::json image_inspect(const std::string& image);  // throws image_missing (404), podman_unreachable

@@ -11,7 +11,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <linux/close_range.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -247,6 +246,8 @@ int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
       lines.push_back(discard_member(api, seat.runtime_dir, m, kinds.empty() ? "the pool is off" : "it was made for another plan"));
     else if (!m.claimed && m.ready)
       lines.push_back(discard_member(api, seat.runtime_dir, m, "it has no ready file (an older launcher made it)"));
+    else if (!m.claimed && (m.state == "exited" || m.state == "stopped"))  // its keeper may live on, holding a range
+      lines.push_back(discard_member(api, seat.runtime_dir, m, "its stub has ended (podman says " + m.state + ")"));
   }
   int made = 0;
   for (std::size_t k = 0; k < kinds.size(); ++k)
@@ -255,26 +256,10 @@ int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
   return made;
 }
 
-void spawn_refill(const std::string& program) {
-  std::fflush(nullptr);
-  pid_t child = ::fork();
-  if (child < 0) return;
-  if (child == 0) {
-    ::setsid();
-    if (::fork() != 0) ::_exit(0);
-    int null = ::open("/dev/null", O_RDWR);
-    for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
-    ::close_range(3, ~0U, 0);
-    const char* argv[] = {program.c_str(), "pool", "fill", nullptr};
-    ::execv("/proc/self/exe", const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
 int pool_fill_main(const std::string& program) {
+  // What the fill makes is the seat's, its modes stated in the code: the caller's umask (a session's
+  // refill inherits it; 077 made the claim dir the stub cannot enter) has no say (docs/THREATS.md).
+  ::umask(022);
   try {
     SeatConfig seat = current_seat_config();
     ensure_podman_socket(seat.socket, current_user_facts());

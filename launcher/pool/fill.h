@@ -29,9 +29,4 @@ int pool_fill(const SeatConfig& seat, std::vector<std::string>& lines);
 
 int pool_fill_main(const std::string& program);
 
-// `PROGRAM pool fill` detached (its own session, stdio on /dev/null, not waited for): a warm
-// session refills what it took after its record is written. Best effort: gc and the next fill
-// make what this does not.
-void spawn_refill(const std::string& program);
-
 }  // namespace asbx

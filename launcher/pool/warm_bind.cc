@@ -68,14 +68,16 @@ void WarmBinds::finish(const WarmMember& member, bool removed_here) {
 
 WarmRename::WarmRename(const WarmMember* member, const LaunchPlan& plan) {
   if (!member) return;
-  thread_ = std::thread([this, id = member->id, name = plan.container_name, socket = plan.socket] {
+  api_ = std::make_shared<PodmanApi>(plan.socket);
+  thread_ = std::thread([this, id = member->id, name = plan.container_name] {
     std::int64_t t0 = steady_ms();
     try {
-      PodmanApi(socket).rename(id, name);
+      api_->rename(id, name);
     } catch (const std::exception& e) {
       warning_ = std::string("the warm member keeps its pool name: ") + e.what();
     }
     ms_ = steady_ms() - t0;
+    done_ = true;
   });
 }
 
@@ -85,9 +87,11 @@ WarmRename::~WarmRename() {
 
 void WarmRename::join(SessionResult& result) {
   if (!thread_.joinable()) return;
+  bool stopped = !done_;
+  if (stopped) api_->stop();
   thread_.join();
-  result.phase_ms.emplace_back("rename", ms_);
-  if (!warning_.empty()) result.warnings.push_back(warning_);
+  result.phase_ms.emplace_back("rename", ms_);  // stopped: the time until it was
+  if (!warning_.empty() && !stopped) result.warnings.push_back(warning_);
 }
 
 }  // namespace asbx

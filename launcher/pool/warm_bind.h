@@ -5,7 +5,9 @@
 // dir. verify_mounts checks each inode inside afterwards, as for a cold session. Released when the
 // session ends.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,7 +46,9 @@ class WarmBinds {
 // The member's name becomes the session's (podman ps, gc's lines) once the agent runs, on a thread
 // of its own beside the agent: the claim file decided whose it is; the name is for people, so a
 // failure is a warning. Nothing for a cold session (MEMBER null). join() adds the warning and the
-// "rename" phase; the destructor joins too (a session that threw), so no thread outlives it.
+// "rename" phase; the destructor joins too (a session that threw), so no thread outlives it. An
+// agent that has ended before podman answered does not wait for it: join() stops the call (the
+// name is for a container about to go; the "rename" phase is then the time until the stop).
 class WarmRename {
  public:
   WarmRename(const WarmMember* member, const LaunchPlan& plan);
@@ -54,6 +58,8 @@ class WarmRename {
   void join(SessionResult& result);
 
  private:
+  std::shared_ptr<PodmanApi> api_;
+  std::atomic<bool> done_{false};
   std::thread thread_;
   std::string warning_;
   std::int64_t ms_ = 0;
