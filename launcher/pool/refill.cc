@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
-#include <spawn.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 #include <vector>
 
@@ -28,35 +28,33 @@ std::vector<std::string> refill_environment() {
 
 }  // namespace
 
-// One posix_spawn (no copy of this process's page tables, nothing to wait for): the refill runs in a
-// session of its own with stdio on /dev/null, no other fd, every signal default and unblocked, only
-// the variables it reads; once this launcher exits it is init's. (A double fork cost the caller 10-25 ms: docs/BENCHMARKS.md.)
+// One fork the launcher does not wait for, then execv of this program (the launcher execs nothing
+// else: test_callers.NoHostExecInTheLauncher): the refill runs in a session of its own with stdio on
+// /dev/null, no other fd, every signal's action the default and none blocked, and only the variables
+// it reads; once this launcher exits it is init's. The child makes only async-signal-safe calls (the
+// launcher has threads); what it needs is made before the fork. (The double fork before cost the
+// caller 10-25 ms, waiting for the middle process: docs/BENCHMARKS.md.)
 void spawn_refill(const std::string& program) {
   std::fflush(nullptr);
-  posix_spawn_file_actions_t files;
-  posix_spawnattr_t attr;
-  if (::posix_spawn_file_actions_init(&files) != 0) return;
-  if (::posix_spawnattr_init(&attr) != 0) {
-    ::posix_spawn_file_actions_destroy(&files);
-    return;
-  }
-  for (int fd = 0; fd < 3; ++fd) ::posix_spawn_file_actions_addopen(&files, fd, "/dev/null", O_RDWR, 0);
-  ::posix_spawn_file_actions_addclosefrom_np(&files, 3);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  ::posix_spawnattr_setsigmask(&attr, &none);
-  ::posix_spawnattr_setsigdefault(&attr, &all);
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const char* argv[] = {program.c_str(), "pool", "fill", nullptr};
   std::vector<std::string> env = refill_environment();
   std::vector<char*> envp;
   for (auto& kv : env) envp.push_back(kv.data());
   envp.push_back(nullptr);
-  pid_t child = -1;
-  ::posix_spawn(&child, "/proc/self/exe", &files, &attr, const_cast<char* const*>(argv), envp.data());
-  ::posix_spawnattr_destroy(&attr);
-  ::posix_spawn_file_actions_destroy(&files);
+  const char* argv[] = {program.c_str(), "pool", "fill", nullptr};
+  if (::fork() != 0) return;  // the launcher (or a fork that failed: gc and the next fill make up)
+  ::setsid();
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // EINVAL for KILL, STOP
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int null = ::open("/dev/null", O_RDWR);
+  for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+  ::close_range(3, ~0U, 0);
+  environ = envp.data();
+  ::execv("/proc/self/exe", const_cast<char* const*>(argv));
+  ::_exit(127);
 }
 
 }  // namespace asbx
