@@ -68,7 +68,10 @@ WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms)
 // fast as they grew over the last `over_ms`, would use up `room_bytes` (what is left before the
 // budget or the floor's guard band presses) within four ticks: a quarter of that time, at least
 // 1 ms. A fresh writer fills the page cache at up to 5 GB/s here: 100 MB in one 20 ms tick.
+// Nothing growing, the next tick comes before a writer starting now at that speed could fill the
+// room (at least 1 ms): with a 10 MiB budget every 2 ms, from 100 MiB of room every 20 ms.
 int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t over_ms, int tick_ms);
+constexpr std::int64_t kFastestWriterBytesPerMs = std::int64_t(5) << 20;  // 5 GiB/s: a fresh page-cache writer here
 // That room: what is left of the budget past the last walk and the counters' growth since, or less
 // room above a filesystem's guard band. Inside the band it is the budget's alone: there any growth
 // already presses a walk each tick, and a faster pace would only freeze the sessions more often.
