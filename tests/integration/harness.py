@@ -117,10 +117,20 @@ def unavailable(test, why):
     test.skipTest(why)
 
 
+class PodmanFailed(subprocess.CalledProcessError):
+    """A podman call that failed, with what podman said (CalledProcessError's text leaves it out)."""
+
+    def __str__(self):
+        return super().__str__() + " podman said: " + (self.stderr or "").strip()
+
+
 def podman(*args, socket=SOCKET, check=True):
     env = dict(os.environ, CONTAINERS_CONF=CONTAINERS_CONF)
-    return subprocess.run(["podman", "--url", "unix://" + socket, *args], capture_output=True, text=True,
-                          check=check, env=env)
+    argv = ["podman", "--url", "unix://" + socket, *args]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise PodmanFailed(proc.returncode, argv, proc.stdout, proc.stderr)
+    return proc
 
 
 def removals_done(runtime_dir, settle=30):
