@@ -118,7 +118,7 @@ bool defer_removal_allowed() { return !preflight_record().value("reexecd", false
 void finish_removal(const LaunchPlan& plan, const SeatConfig& seat, const SessionResult& result, const std::string& program) {
   if (result.removal != "deferred" || hand_off_removal(plan.socket, seat.runtime_dir, result.container_id)) return;
   PodmanApi api(plan.socket);
-  if (!api.remove(result.container_id)) say(program + ": warning: could not remove container " + result.container_id + "; agent-sandbox gc will");
+  if (!api.remove_retrying(result.container_id)) say(program + ": warning: could not remove container " + result.container_id + "; agent-sandbox gc will");
 }
 
 // A session dir whose owner, or a running member whose claim, names a launcher of this boot that is

@@ -249,7 +249,8 @@ class Session {
       return;
     }
     result_.container_removed = timed("remove", [&] {
-      return service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs) : api_.remove(result_.container_id);
+      // A running member's removal can race podman's own cleanup (a 500): tried again, as gc does.
+      return service_lost_ ? remove_when_back(api_, result_.container_id, kServiceBackMs) : api_.remove_retrying(result_.container_id);
     });
     if (!result_.container_removed)
       result_.warnings.push_back("could not remove container " + result_.container_id + "; agent-sandbox gc will");
