@@ -102,7 +102,7 @@ WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms)
 int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t over_ms, int tick_ms) {
   if (grew_bytes <= 0) {  // a writer starting now is first seen at the next tick: before it could fill the room
     std::int64_t fill_ms = room_bytes / kFastestWriterBytesPerMs;
-    return room_bytes <= 0 || fill_ms >= tick_ms ? tick_ms : std::max<int>(1, static_cast<int>(fill_ms));
+    return room_bytes <= 0 || fill_ms >= tick_ms ? tick_ms : std::max<int>(kIdleTickMinMs, static_cast<int>(fill_ms));
   }
   if (room_bytes <= 0) return 1;
   over_ms = std::max<std::int64_t>(over_ms, 1);

@@ -69,9 +69,12 @@ WalkNeed must_walk(const DiskTick& t, const Limits& l, std::int64_t periodic_ms)
 // budget or the floor's guard band presses) within four ticks: a quarter of that time, at least
 // 1 ms. A fresh writer fills the page cache at up to 5 GB/s here: 100 MB in one 20 ms tick.
 // Nothing growing, the next tick comes before a writer starting now at that speed could fill the
-// room (at least 1 ms): with a 10 MiB budget every 2 ms, from 100 MiB of room every 20 ms.
+// room, but not sooner than every 4 ms: an agent can sit idle just below its budget for its whole
+// session, and 1 ms ticks at real-time priority cost about 2 % of a core each (4 ms: a writer's
+// first gap is at most 20 MiB). From 100 MiB of room every 20 ms, as before.
 int next_tick_ms(std::int64_t room_bytes, std::int64_t grew_bytes, std::int64_t over_ms, int tick_ms);
 constexpr std::int64_t kFastestWriterBytesPerMs = std::int64_t(5) << 20;  // 5 GiB/s: a fresh page-cache writer here
+constexpr int kIdleTickMinMs = 4;
 // That room: what is left of the budget past the last walk and the counters' growth since, or less
 // room above a filesystem's guard band. Inside the band it is the budget's alone: there any growth
 // already presses a walk each tick, and a faster pace would only freeze the sessions more often.

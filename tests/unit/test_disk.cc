@@ -54,8 +54,9 @@ TEST_CASE("disk: [limits] keys, their errors, and --disk never above the seat's"
 TEST_CASE("disk: the ticks come sooner as a fast writer nears what it may add, never later than 20 ms") {
   constexpr std::int64_t MiB = 1 << 20;
   CHECK(next_tick_ms(100 * MiB, 0, 20, 20) == 20);         // nothing grew
-  CHECK(next_tick_ms(10 * MiB, 0, 20, 20) == 2);           // nothing grew, little room: a fresh writer could fill it in 2 ms
-  CHECK(next_tick_ms(1 * MiB, 0, 20, 20) == 1);            // at least 1 ms
+  CHECK(next_tick_ms(50 * MiB, 0, 20, 20) == 10);          // nothing grew, less room: a fresh writer could fill it in 10 ms
+  CHECK(next_tick_ms(10 * MiB, 0, 20, 20) == 4);           // idle ticks at least 4 ms apart: an idle agent near its room
+  CHECK(next_tick_ms(1 * MiB, 0, 20, 20) == 4);            //   cannot make the watcher tick every ms for its whole session
   CHECK(next_tick_ms(-3, 0, 20, 20) == 20);                // past the room and not growing: a walk decides, no spin
   CHECK(next_tick_ms(100 * MiB, -5 * MiB, 20, 20) == 20);  // space was freed
   CHECK(next_tick_ms(100 * MiB, 1 * MiB, 20, 20) == 20);   // 2 s from the room at this pace: no hurry
