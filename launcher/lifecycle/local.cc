@@ -83,7 +83,7 @@ LaunchPlan plan_on_a_range(const Request& req, const SeatConfig& seat, SessionFa
 // The warm path (docs/DECISIONS.md "Issue 37: the warm pool"): a member when the session fits and
 // one is ready; the plan made again on the member's range (same id). nullopt and `why` otherwise.
 std::optional<WarmMember> claim_warm(const Request& req, const SeatConfig& seat, SessionFacts& facts, LaunchPlan& plan,
-                                     std::string& why) {
+                                     const ImageQuestion& asked, std::string& why) {
   WarmFit fit = warm_fit(plan, seat.pool_size, seat.pool_tty_size);
   if (!fit.warm) {
     why = seat.pool_size + seat.pool_tty_size > 0 ? fit.why : "";
@@ -93,13 +93,18 @@ std::optional<WarmMember> claim_warm(const Request& req, const SeatConfig& seat,
     why = "the launcher is not root (it takes the member's listener from its keeper with pidfd_getfd)";
     return std::nullopt;
   }
-  std::optional<WarmMember> member = take_member(plan, seat.runtime_dir, why);
+  std::optional<WarmMember> member = take_member(plan, seat.runtime_dir, asked, why);
   if (!member || member->slot < 0 || plan.isolation.user_namespace != "range") return member;
   facts.userns_slot = member->slot;
   Request again = req;
   again.id = plan.session_id;
   plan = build_plan(again, seat, current_user_facts(), facts);
   return member;
+}
+
+// A session that may take a member: its image's id is asked of podman before the plan is made.
+bool may_claim(const Request& req, const SeatConfig& seat) {
+  return !req.dry_run && !req.persist && seat.pool_size + seat.pool_tty_size > 0 && ::geteuid() == 0;
 }
 
 void claim_slot(const Request& req, const SeatConfig& seat, std::optional<SlotClaim>& claim) {
@@ -144,9 +149,11 @@ int run_local(const Request& req, const LocalOptions& opts) {
   std::optional<WarmMember> warm;
   std::string why_cold;
   std::optional<SignalPipe> queued;  // from the warm claim on (below)
+  ImageQuestion asked;
   try {
     seat = current_seat_config();
-    claim_slot(req, seat, claim);
+    claim_slot(req, seat, claim);  // may wait: the image's id is asked after it, beside the plan
+    if (may_claim(req, seat)) asked = ask_image_id(seat.socket, req.image.value_or(seat.image));
     SessionFacts facts = current_session_facts();
     plan = build_plan(req, seat, current_user_facts(), facts);
     if (!req.dry_run) ensure_podman_socket(plan.socket, current_user_facts());
@@ -156,7 +163,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
     // --persist (never warm): its supervisor is forked, and must not share this process's pipe.
     if (!req.dry_run && !plan.persist) queued.emplace();
     // Last: nothing between a claim and the session may fail, or the member would be left claimed.
-    if (!req.dry_run) warm = claim_warm(req, seat, facts, plan, why_cold);
+    if (!req.dry_run) warm = claim_warm(req, seat, facts, plan, asked, why_cold);
     if (!req.dry_run && !warm && plan.isolation.user_namespace == "range") plan = plan_on_a_range(req, seat, facts, plan, range);
   } catch (const Error& e) {
     say(opts.program + ": " + e.what());

@@ -67,14 +67,13 @@ void drop_claimed(const LaunchPlan& plan, const std::string& runtime_dir, Member
   discard_member(api, runtime_dir, m, why);
 }
 
-// The members are read from their ready files (launcher/pool/ready.h) while podman is asked for the
-// seat image's id beside them; the winner's image is checked against it before it is handed out
-// (its state is the session's inspect, after the plan is made again on its range: session.cc).
-std::optional<WarmMember> take_one(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
-  std::future<std::string> image = std::async(std::launch::async, [&plan] {
-    PodmanApi api(plan.socket);
-    return image_id(api, plan.image);
-  });
+// The members are read from their ready files (launcher/pool/ready.h) while podman's answer to the
+// seat image's id is on its way (ask_image_id); the winner's image is checked against it before it is
+// handed out (its state is the session's inspect, after the plan is made again on its range: session.cc).
+std::optional<WarmMember> take_one(const LaunchPlan& plan, const std::string& runtime_dir, const ImageQuestion& asked,
+                                   std::string& why_cold) {
+  bool fits = asked.id.valid() && asked.socket == plan.socket && asked.image == plan.image;
+  std::shared_future<std::string> image = fits ? asked.id : ask_image_id(plan.socket, plan.image).id;
   int dir = ::open(pool_dir(runtime_dir).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) throw Error(ErrorKind::internal, "warm pool: cannot open " + pool_dir(runtime_dir) + ": " + std::strerror(errno));
   UniqueFd dir_fd(dir);
@@ -117,13 +116,21 @@ std::optional<WarmMember> take_one(const LaunchPlan& plan, const std::string& ru
 
 }  // namespace
 
+ImageQuestion ask_image_id(const std::string& socket, const std::string& image) {
+  return ImageQuestion{socket, image, std::async(std::launch::async, [socket, image] {
+                                        PodmanApi api(socket);
+                                        return image_id(api, image);
+                                      }).share()};
+}
+
 void release_session_dir(const std::string& own_dir) {
   if (own_dir.empty()) return;
   ::unlink((own_dir + "/owner").c_str());
   ::rmdir(own_dir.c_str());
 }
 
-std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold) {
+std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, const ImageQuestion& asked,
+                                      std::string& why_cold) {
   std::int64_t t0 = steady_ms();
   std::string own;
   try {
@@ -133,7 +140,7 @@ std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string&
     why_cold = e.what();  // the cold path meets it too, and says so with its own code
     return std::nullopt;
   }
-  std::optional<WarmMember> w = take_one(plan, runtime_dir, why_cold);
+  std::optional<WarmMember> w = take_one(plan, runtime_dir, asked, why_cold);
   if (!w) release_session_dir(own);
   else w->own_dir = own;
   if (w) w->claim_ms = steady_ms() - t0;

@@ -33,9 +33,19 @@ struct WarmMember {
   std::shared_future<nlohmann::json> inspected;
 };
 
+// podman's answer to "which image is this name now", asked as soon as the seat config is read, so
+// that it runs beside the session's planning instead of after it (docs/BENCHMARKS.md, stop 55).
+// A claim uses it only when its socket and image are the plan's; get() rethrows its Error.
+struct ImageQuestion {
+  std::string socket, image;
+  std::shared_future<std::string> id;
+};
+ImageQuestion ask_image_id(const std::string& socket, const std::string& image);
+
 // nullopt with `why_cold` set when no member could be claimed. Throws Error(create_failed) when a
 // live launcher holds the session's id (as the cold path's), Error(internal) on an OS error.
-std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, std::string& why_cold);
+std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, const ImageQuestion& asked,
+                                      std::string& why_cold);
 
 // The session dir take_member held (its owner file, the dir when empty), after the session.
 void release_session_dir(const std::string& own_dir);
