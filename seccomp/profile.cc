@@ -1,6 +1,7 @@
 #include "seccomp/profile.h"
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 #include <sys/socket.h>
 
@@ -212,19 +213,47 @@ json render_seccomp_profile(const json& base, const std::string& wall, const std
   return out;
 }
 
+namespace {
+
+// The rendered texts depend on the default's text, the wall and the listener only. A warm session
+// on a range plans twice with the same three (launcher/lifecycle/local.cc): the second is this
+// copy (about 4 ms of rendering; docs/BENCHMARKS.md, stop 55). Only a whole render is kept.
+struct Rendered {
+  std::string base_text, wall, listener, text, digest;
+};
+
+Rendered render_texts(const std::string& where, const std::string& base_text, const std::string& wall,
+                      const std::string& listener) {
+  static std::mutex lock;
+  static Rendered last;
+  {
+    std::lock_guard<std::mutex> hold(lock);
+    if (!last.digest.empty() && last.base_text == base_text && last.wall == wall && last.listener == listener) return last;
+  }
+  json base = json::parse(base_text, nullptr, false);
+  Rendered r{base_text, wall, listener, "", ""};
+  try {
+    r.text = render_seccomp_profile(base, wall).dump(1) + "\n";
+    r.digest = sha256_hex(r.text);  // the rules as a node without a recorder takes them (kube)
+    if (!listener.empty()) r.text = render_seccomp_profile(base, wall, listener).dump(1) + "\n";
+  } catch (const Error& e) {
+    throw Error(ErrorKind::seccomp_unavailable, where + ": " + e.what() + "; nothing was created");
+  }
+  std::lock_guard<std::mutex> hold(lock);
+  last = r;
+  return r;
+}
+
+}  // namespace
+
 SeccompPlan plan_seccomp(const std::string& base_path, const std::string& base_text, const std::string& runtime_dir,
                          const std::string& session_id, const std::string& wall, const std::string& listener) {
   std::string where = "the seat's podman default seccomp profile '" + base_path + "'";
   if (base_text.empty()) throw Error(ErrorKind::seccomp_unavailable, where + " is missing or empty; nothing was created");
-  json base = json::parse(base_text, nullptr, false);
+  Rendered r = render_texts(where, base_text, wall, listener);
   SeccompPlan plan;
-  try {
-    plan.text = render_seccomp_profile(base, wall).dump(1) + "\n";
-    plan.digest = sha256_hex(plan.text);  // the rules as a node without a recorder takes them (kube)
-    if (!listener.empty()) plan.text = render_seccomp_profile(base, wall, listener).dump(1) + "\n";
-  } catch (const Error& e) {
-    throw Error(ErrorKind::seccomp_unavailable, where + ": " + e.what() + "; nothing was created");
-  }
+  plan.text = std::move(r.text);
+  plan.digest = std::move(r.digest);
   plan.base_path = base_path;
   plan.base_digest = sha256_hex(base_text);
   plan.listener = listener;

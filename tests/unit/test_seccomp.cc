@@ -138,3 +138,24 @@ TEST_CASE("seccomp: a gVisor session's profile keeps clone3 as the default has i
   }
   for (const auto& row : seccomp_table()) CHECK(seccomp_row_applies(row, "runc"));
 }
+
+TEST_CASE("seccomp: a plan made again with the same default, wall and listener is the first's; any other input renders anew") {
+  std::string text = fixture_text();
+  json base = json::parse(text);
+  auto rendered = [&](const json& b, const std::string& wall, const std::string& listener) {
+    return render_seccomp_profile(b, wall, listener).dump(1) + "\n";
+  };
+  SeccompPlan first = plan_seccomp("/d.json", text, "/r", "s1", "runc", "/r/s1/seccomp.sock");
+  CHECK(plan_seccomp("/d.json", text, "/r", "s1", "runc", "/r/s1/seccomp.sock") == first);
+  CHECK(first.text == rendered(base, "runc", "/r/s1/seccomp.sock"));
+  SeccompPlan other = plan_seccomp("/d.json", text, "/r", "s1", "runc", "/r/s2/seccomp.sock");
+  CHECK(other.text == rendered(base, "runc", "/r/s2/seccomp.sock"));
+  CHECK(other.digest == first.digest);  // the rules without a listener are the same
+  CHECK(plan_seccomp("/d.json", text, "/r", "s1", "gvisor", "").text == rendered(base, "gvisor", ""));
+  json changed = base;
+  changed["defaultErrnoRet"] = 1;
+  SeccompPlan again = plan_seccomp("/d.json", changed.dump(), "/r", "s1", "runc", "/r/s1/seccomp.sock");
+  CHECK(again.text == rendered(changed, "runc", "/r/s1/seccomp.sock"));
+  CHECK(again.base_digest == sha256_hex(changed.dump()));
+  CHECK(plan_seccomp("/d.json", text, "/r", "s1", "runc", "/r/s1/seccomp.sock") == first);
+}
