@@ -9,6 +9,7 @@
 #include "launcher/doctor/doctor.h"
 #include "launcher/gitguard/safe_git.h"
 #include "base/error.h"
+#include "launcher/podman/deferred_removal.h"
 #include "launcher/podman/gc.h"
 #include "launcher/kube/kube_cli.h"
 #include "launcher/lifecycle/diagnostics.h"
@@ -150,6 +151,8 @@ int kube_command(const std::string& program, const std::vector<std::string>& res
 }
 
 int main_for(const std::string& program, int argc, char** argv) {
+  // A session's detached remover, this program again (launcher/podman/deferred_removal.h).
+  if (argc == 5 && std::string(argv[1]) == kRemoverVerb) return run_deferred_remover(argv[2], argv[3], argv[4]);
   Request req;
   RemoteOptions remote;
   std::vector<std::string> options;

@@ -13,6 +13,8 @@
 
 #include "launcher/podman/podman_api.h"
 
+extern char** environ;
+
 namespace asbx {
 namespace {
 
@@ -39,26 +41,41 @@ bool write_marker(const std::string& path, long pid) {
   return false;
 }
 
-[[noreturn]] void remover(int go, int ready, const std::string& socket, const std::string& id, const std::string& marker) {
+// The forked child: async-signal-safe calls only (ARGV was made before the fork), then this program
+// again (kRemoverVerb): a fork that lived on would share every page of the launcher copy-on-write,
+// and each page the launcher wrote on its way out was copied (docs/BENCHMARKS.md, stop 55).
+[[noreturn]] void remover(int go, int ready, char* const* argv) {
   ::setsid();  // signals are blocked until here: a hangup of the caller's terminal never reaches it
   ::close(ready);  // the launcher may exit now
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) ::sigaction(sig, &dfl, nullptr);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) ::signal(sig, SIG_DFL);
   int null = ::open("/dev/null", O_RDWR);
   for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
-  if (go != 3) {
-    ::dup2(go, 3);
-    go = 3;
-  }
-  // Not the caller's pipes, not the slot lock: only `go` stays open.
+  if (go != 3) ::dup2(go, 3);  // the copy is without O_CLOEXEC
+  else ::fcntl(3, F_SETFD, 0);
+  // Not the caller's pipes, not the slot lock: only `go` stays open. No variable of the caller's.
   if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
     for (int fd = 4; fd < 65536; ++fd) ::close(fd);
+  static char* no_variables[] = {nullptr};
+  environ = no_variables;
+  ::execv("/proc/self/exe", argv);
+  ::_exit(127);  // the marker names a process that is gone: gc removes the container
+}
+
+}  // namespace
+
+int run_deferred_remover(const std::string& socket, const std::string& id, const std::string& marker) {
+  if (id.empty() || id.find('/') != std::string::npos || marker.size() < id.size() + 9 ||
+      marker.compare(marker.size() - id.size() - 9, std::string::npos, ".removal-" + id) != 0)
+    return 2;
   char c;
-  while (::read(go, &c, 1) > 0) {
+  while (::read(3, &c, 1) > 0) {
   }  // the launcher has written the marker (or is gone)
-  ::close(go);
+  ::close(3);
   bool removed = false;
   for (int attempt = 0; attempt < 4 && !removed; ++attempt) {  // a busy service: 0, 0.5, 1, 2 s
     if (attempt) ::usleep(250'000u << attempt);
@@ -69,10 +86,8 @@ bool write_marker(const std::string& path, long pid) {
     }
   }
   if (removed) ::unlink(marker.c_str());  // failed: the marker stays for gc, which removes it
-  ::_exit(removed ? 0 : 1);
+  return removed ? 0 : 1;
 }
-
-}  // namespace
 
 std::string removal_marker_path(const std::string& runtime_dir, const std::string& container_id) {
   return runtime_dir + "/.removal-" + container_id;
@@ -102,6 +117,9 @@ bool hand_off_removal(const std::string& socket, const std::string& runtime_dir,
   if (runtime_dir.empty() || container_id.empty() || thread_count() != 1) return false;
   if (::mkdir(runtime_dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
   std::string marker = removal_marker_path(runtime_dir, container_id);
+  std::string verb = kRemoverVerb, program = "agent-sandbox";
+  std::string args[] = {program, verb, socket, container_id, marker};
+  char* const argv[] = {args[0].data(), args[1].data(), args[2].data(), args[3].data(), args[4].data(), nullptr};
   int p[2], r[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return false;
   if (::pipe2(r, O_CLOEXEC) != 0) {
@@ -116,7 +134,7 @@ bool hand_off_removal(const std::string& socket, const std::string& runtime_dir,
   if (pid == 0) {
     ::close(p[1]);
     ::close(r[0]);
-    remover(p[0], r[1], socket, container_id, marker);
+    remover(p[0], r[1], argv);
   }
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
   ::close(p[0]);

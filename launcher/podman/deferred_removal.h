@@ -26,6 +26,13 @@ struct RemovalMarker {
 RemovalMarker read_removal_marker(const std::string& runtime_dir, const std::string& container_id);
 RemovalMarker parse_removal_marker(const std::string& text);  // pure: unit-tested
 
+// The remover is this program again, run as `PROGRAM remove-deferred SOCKET ID MARKER` with `go` on
+// fd 3 (cli.cc hands it to run_deferred_remover before any option is parsed): it waits for EOF on
+// fd 3, then removes the container (3 more tries, 0.5, 1 and 2 s apart) and its marker. 2: the
+// arguments are not a container id and its marker; 1: not removed (the marker stays for gc).
+inline constexpr const char* kRemoverVerb = "remove-deferred";
+int run_deferred_remover(const std::string& socket, const std::string& id, const std::string& marker);
+
 // Starts the detached remover. False (nothing started, no marker) when this process runs more
 // than one thread (a fork would copy locks held elsewhere), the runtime dir cannot hold the
 // marker, or fork fails: the caller then removes the container itself.

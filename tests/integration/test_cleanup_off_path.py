@@ -61,6 +61,45 @@ class Deferred(SeatTest):
         self.assertEqual(session_containers("defer-missing", settle=0), [])
 
 
+class TheRemoverIsThisProgramAgain(SeatTest):
+    """The remover is the launcher again (`remove-deferred`), not a fork living on with the
+    launcher's pages (launcher/podman/deferred_removal.h): its command line says so, it holds
+    /dev/null only, and no variable of the caller's. podman answers its first two DELETEs 500 here (a relay), so it is still at work
+    when it is looked at; it removes the container at its third try and ends."""
+
+    def test_the_remover_runs_remove_deferred_with_nothing_of_the_launcher(self):
+        from test_warm_faults import DELETE, AnsweringRelay  # that module imports this one
+        relay = AnsweringRelay(self.seat.dir / "relay.sock", (500, "busy (the test)"), pattern=DELETE, times=2)
+        self.addCleanup(relay.close)
+        text = "".join(l for l in self.seat.config_file.read_text().splitlines(True) if not l.startswith("socket = "))
+        self.seat.config_file.write_text(f'socket = "{relay.path}"\n' + text)
+        proc, rec = self.seat.status("--id", "defer-exec", "--", "true")
+        self.assertEqual((proc.returncode, rec["container_removal"]), (0, "deferred"), proc.stderr)
+        marker = marker_of(self.seat.dir / "run", rec["container_id"])
+        pid = int(marker.read_text().split()[0])
+        deadline = time.monotonic() + 30
+        while relay.answered < 1 and time.monotonic() < deadline:  # past its go: between its tries now
+            time.sleep(0.01)
+        time.sleep(0.1)  # its first answer read; the next try is 0.5 s away
+        argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+        self.assertEqual(argv, [b"agent-sandbox", b"remove-deferred", str(relay.path).encode(),
+                                rec["container_id"].encode(), str(marker).encode()])
+        self.assertEqual(os.path.realpath(f"/proc/{pid}/exe"), os.path.realpath(LAUNCHER))
+        self.assertEqual(pathlib.Path(f"/proc/{pid}/environ").read_bytes(), b"")  # no variable of the caller's
+        fds = {fd: os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        self.assertEqual(fds, {"0": "/dev/null", "1": "/dev/null", "2": "/dev/null"})
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual((pid_alive(pid), relay.answered, marker.exists()), (False, 2, False))
+        self.assertEqual(session_containers("defer-exec", settle=0), [])
+
+    def test_remove_deferred_refuses_a_marker_not_of_its_container(self):
+        cid = "a" * 64
+        for marker in (f"/tmp/.removal-{'b' * 64}", "/tmp/x", ""):
+            out = subprocess.run([LAUNCHER, "remove-deferred", "/nonexistent.sock", cid, marker], capture_output=True)
+            self.assertEqual((out.returncode, out.stdout, out.stderr), (2, b"", b""), marker)
+
+
 class GcKnowsTheRemover(SeatTest):
     """A container whose launcher is gone, as a session answered before its removal leaves it."""
 
