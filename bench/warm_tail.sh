@@ -15,6 +15,7 @@ sed -i '1i pool_size = 2' "$work/agent-sandbox/seat.toml"
 printf '[limits]\nmemory = "2g"\npids = 256\ncpus = 2.0\n' >>"$work/agent-sandbox/seat.toml"
 export XDG_CONFIG_HOME=$work
 drain() {
+  sleep 3  # the last call's refill is done: a member made after the drain would outlive this seat
   sed -i '/^pool_size/d' "$work/agent-sandbox/seat.toml"
   "$ASBX_BUILD/agent-sandbox" pool fill 2>/dev/null || true
   "$ASBX_BUILD/agent-sandbox" gc 2>/dev/null || true
