@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <future>
+#include <memory>
+#include <thread>
 #include <map>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -116,11 +118,20 @@ std::optional<WarmMember> take_one(const LaunchPlan& plan, const std::string& ru
 
 }  // namespace
 
+// On a thread never joined: a launcher that fails before its claim (a usage error in the plan) or
+// goes cold does not wait for podman's answer, even from a service that never gives one.
 ImageQuestion ask_image_id(const std::string& socket, const std::string& image) {
-  return ImageQuestion{socket, image, std::async(std::launch::async, [socket, image] {
-                                        PodmanApi api(socket);
-                                        return image_id(api, image);
-                                      }).share()};
+  auto answer = std::make_shared<std::promise<std::string>>();
+  ImageQuestion q{socket, image, answer->get_future().share()};
+  std::thread([answer, socket, image] {
+    try {
+      PodmanApi api(socket);
+      answer->set_value(image_id(api, image));
+    } catch (...) {
+      answer->set_exception(std::current_exception());
+    }
+  }).detach();
+  return q;
 }
 
 void release_session_dir(const std::string& own_dir) {
