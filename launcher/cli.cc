@@ -152,7 +152,14 @@ int kube_command(const std::string& program, const std::vector<std::string>& res
 
 int main_for(const std::string& program, int argc, char** argv) {
   // A session's detached remover, this program again (launcher/podman/deferred_removal.h).
-  if (argc == 5 && std::string(argv[1]) == kRemoverVerb) return run_deferred_remover(argv[2], argv[3], argv[4]);
+  if (argc == 5 && std::string(argv[1]) == kRemoverVerb) {
+    try {
+      return run_deferred_remover(argv[2], argv[3], argv[4]);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+      return e.exit_code();
+    }
+  }
   Request req;
   RemoteOptions remote;
   std::vector<std::string> options;

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "launcher/podman/podman_api.h"
 
 extern char** environ;
@@ -71,7 +72,8 @@ bool write_marker(const std::string& path, long pid) {
 int run_deferred_remover(const std::string& socket, const std::string& id, const std::string& marker) {
   if (id.empty() || id.find('/') != std::string::npos || marker.size() < id.size() + 9 ||
       marker.compare(marker.size() - id.size() - 9, std::string::npos, ".removal-" + id) != 0)
-    return 2;
+    throw Error(ErrorKind::usage, std::string(kRemoverVerb) + ": '" + marker + "' is not the removal marker of container '" +
+                                      id + "'; nothing was removed");
   char c;
   while (::read(3, &c, 1) > 0) {
   }  // the launcher has written the marker (or is gone)

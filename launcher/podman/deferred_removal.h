@@ -28,8 +28,8 @@ RemovalMarker parse_removal_marker(const std::string& text);  // pure: unit-test
 
 // The remover is this program again, run as `PROGRAM remove-deferred SOCKET ID MARKER` with `go` on
 // fd 3 (cli.cc hands it to run_deferred_remover before any option is parsed): it waits for EOF on
-// fd 3, then removes the container (3 more tries, 0.5, 1 and 2 s apart) and its marker. 2: the
-// arguments are not a container id and its marker; 1: not removed (the marker stays for gc).
+// fd 3, then removes the container (3 more tries, 0.5, 1 and 2 s apart) and its marker. Throws
+// Error(usage) when MARKER is not ID's marker (nothing removed); 1: not removed (the marker stays for gc).
 inline constexpr const char* kRemoverVerb = "remove-deferred";
 int run_deferred_remover(const std::string& socket, const std::string& id, const std::string& marker);
 

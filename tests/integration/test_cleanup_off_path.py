@@ -8,7 +8,7 @@ import pathlib
 import subprocess
 import time
 
-from harness import LAUNCHER, TEST_POOL, Seat, SeatTest, session_containers
+from harness import CODES, IMAGE, LAUNCHER, SOCKET, TEST_POOL, Seat, SeatTest, podman, session_containers
 
 
 def marker_of(run_dir, container_id):
@@ -94,10 +94,15 @@ class TheRemoverIsThisProgramAgain(SeatTest):
         self.assertEqual(session_containers("defer-exec", settle=0), [])
 
     def test_remove_deferred_refuses_a_marker_not_of_its_container(self):
-        cid = "a" * 64
-        for marker in (f"/tmp/.removal-{'b' * 64}", "/tmp/x", ""):
-            out = subprocess.run([LAUNCHER, "remove-deferred", "/nonexistent.sock", cid, marker], capture_output=True)
-            self.assertEqual((out.returncode, out.stdout, out.stderr), (2, b"", b""), marker)
+        name = "asbx-rmdef-%d" % os.getpid()
+        cid = podman("create", "--name", name, IMAGE, "true").stdout.strip()
+        self.addCleanup(podman, "rm", "-f", name, check=False)
+        for marker in (f"{self.seat.dir}/.removal-{'b' * 64}", f"{self.seat.dir}/x", ""):
+            out = subprocess.run([LAUNCHER, "remove-deferred", str(SOCKET), cid, marker], capture_output=True)
+            self.assertEqual((out.returncode, out.stdout, out.stderr.decode()),
+                             (CODES["usage"], b"", f"agent-sandbox: remove-deferred: '{marker}' is not the removal "
+                                                   f"marker of container '{cid}'; nothing was removed\n"), marker)
+            self.assertEqual(podman("ps", "-aq", "--no-trunc", "--filter", "name=^" + name + "$").stdout.split(), [cid])
 
 
 class GcKnowsTheRemover(SeatTest):
