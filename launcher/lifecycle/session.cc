@@ -25,6 +25,7 @@
 #include "launcher/lifecycle/home.h"
 #include "launcher/lifecycle/mount_access.h"
 #include "launcher/podman/podman_api.h"
+#include "launcher/podman/namesake.h"
 #include "launcher/podman/sentry_log_fifo.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/seccomp_file.h"
@@ -132,7 +133,7 @@ class Session {
     if (plan_.rootless) turn.emplace(std::filesystem::path(plan_.session_dir).parent_path().string(), kCreateLockWaitMs);
     listener_.bind(plan_);                 // the recorder's socket the profile names (runc connects at init)
     SeccompProfileForCreate profile(plan_.seccomp);  // where the create body names it; podman reads it at create
-    return api_.create(create_body(plan_));
+    return create_after_namesake(api_, create_body(plan_), std::filesystem::path(plan_.session_dir).parent_path().string());
   }
 
   // After init the container's cgroup and first process exist: read the counters while it lives (podman deletes it before /wait returns).

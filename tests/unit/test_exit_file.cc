@@ -4,6 +4,7 @@
 
 #include "launcher/podman/deferred_removal.h"
 #include "launcher/podman/exit_file.h"
+#include "launcher/podman/namesake.h"
 
 using namespace asbx;
 
@@ -42,4 +43,12 @@ TEST_CASE("deferred_removal: the marker is read strictly") {
   for (const char* odd : {"", "1234\n", "1234 17", "-1 5\n", "12a 5\n", "0 5\n", "1 2 3\n", "1234 1700000000"})
     CHECK_FALSE(parse_removal_marker(odd).present);
   CHECK(removal_marker_path("/run/x", "abc") == "/run/x/.removal-abc");
+}
+
+TEST_CASE("namesake: only podman's refusal of a name in use is waited on") {
+  CHECK(name_in_use("podman refused to create the container (500): creating container storage: the container name "
+                    "\"asbx-x\" is already in use by 0123. You have to remove that container to be able to reuse that "
+                    "name: that name is already in use"));
+  CHECK_FALSE(name_in_use("podman refused to create the container (500): image not known"));
+  CHECK_FALSE(name_in_use(""));
 }
