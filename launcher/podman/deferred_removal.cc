@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "launcher/lifecycle/late_close.h"
 #include "launcher/podman/podman_api.h"
 
 extern char** environ;
@@ -45,7 +46,7 @@ bool write_marker(const std::string& path, long pid) {
 // The forked child: async-signal-safe calls only (ARGV was made before the fork), then this program
 // again (kRemoverVerb): a fork that lived on would share every page of the launcher copy-on-write,
 // and each page the launcher wrote on its way out was copied (docs/BENCHMARKS.md, stop 55).
-[[noreturn]] void remover(int go, int ready, char* const* argv) {
+[[noreturn]] void remover(int go, int ready, char* const* argv, const LateFds& late) {
   ::setsid();  // signals are blocked until here: a hangup of the caller's terminal never reaches it
   ::close(ready);  // the launcher may exit now
   struct sigaction dfl{};
@@ -58,9 +59,14 @@ bool write_marker(const std::string& path, long pid) {
   for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
   if (go != 3) ::dup2(go, 3);  // the copy is without O_CLOEXEC
   else ::fcntl(3, F_SETFD, 0);
-  // Not the caller's pipes, not the slot lock: only `go` stays open. No variable of the caller's.
-  if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0)
-    for (int fd = 4; fd < 65536; ++fd) ::close(fd);
+  // Not the caller's pipes, not the slot lock: only `go` stays open, and the fds whose close waits
+  // for the kernel (late_close.h) until the launcher has dropped its copies. No variable of the caller's.
+  close_from_4_but(late);
+  for (char c;;) {  // EOF: the launcher let go (run_deferred_remover's read sees the same EOF)
+    ssize_t n = ::read(3, &c, 1);
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+  }
+  for (int i = 0; i < late.n; ++i) ::close(late.fd[i]);  // the last copies: the kernel's wait is ours
   static char* no_variables[] = {nullptr};
   environ = no_variables;
   ::execv("/proc/self/exe", argv);
@@ -122,6 +128,7 @@ bool hand_off_removal(const std::string& socket, const std::string& runtime_dir,
   std::string verb = kRemoverVerb, program = "agent-sandbox";
   std::string args[] = {program, verb, socket, container_id, marker};
   char* const argv[] = {args[0].data(), args[1].data(), args[2].data(), args[3].data(), args[4].data(), nullptr};
+  LateFds late = late_fds();
   int p[2], r[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return false;
   if (::pipe2(r, O_CLOEXEC) != 0) {
@@ -136,7 +143,7 @@ bool hand_off_removal(const std::string& socket, const std::string& runtime_dir,
   if (pid == 0) {
     ::close(p[1]);
     ::close(r[0]);
-    remover(p[0], r[1], argv);
+    remover(p[0], r[1], argv, late);
   }
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
   ::close(p[0]);
@@ -146,6 +153,7 @@ bool hand_off_removal(const std::string& socket, const std::string& runtime_dir,
     ::close(r[0]);
     return false;
   }
+  drop_late_fds();  // the remover holds them: these closes are not the last
   char c;
   while (::read(r[0], &c, 1) < 0 && errno == EINTR) {
   }  // EOF: the remover has its own session

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "launcher/lifecycle/late_close.h"
 
 namespace asbx {
 namespace {
@@ -44,7 +45,7 @@ std::string conmon_exit_dir(const std::string& cmdline, const std::string& conta
 
 ExitFile::~ExitFile() {
   if (dir_ >= 0) ::close(dir_);
-  if (inotify_ >= 0) ::close(inotify_);
+  close_late(UniqueFd(inotify_));  // a watch's instance: its last close waits for the kernel (late_close.h)
 }
 
 std::string ExitFile::arm(long conmon_pid, const std::string& container_id) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "launcher/lifecycle/late_close.h"
 #include "tripwire/canaries.h"
 
 namespace asbx {
@@ -86,7 +87,9 @@ bool CanaryWatch::opened_for_reading(int wd, std::uint32_t mask) {
 }
 
 void CanaryWatch::disarm() {
-  inotify_ = UniqueFd();
+  if (inotify_)  // no event more; the instance's last close waits for the kernel (late_close.h)
+    for (const auto& [wd, what] : watches_) ::inotify_rm_watch(inotify_.get(), wd);
+  close_late(std::move(inotify_));
   watches_.clear();
   held_.clear();
 }

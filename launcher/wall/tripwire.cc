@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "launcher/lifecycle/diagnostics.h"
+#include "launcher/lifecycle/late_close.h"
 #include "launcher/wall/tun.h"
 #include "tripwire/answer.h"
 #include "plan/userns.h"
@@ -85,7 +86,7 @@ void Tripwire::stop() {
   // and the agent, ended, opens nothing more. A second stop() finds nothing to drain.
   canaries_.drain([&](const std::string& path) { tripped(tally_.canary(path, now_unix_ms()), describe_canary(path), false); });
   canaries_.disarm();
-  device_ = UniqueFd();
+  close_late(std::move(device_));  // its last close unregisters it: off the caller's time (late_close.h)
 }
 
 std::string Tripwire::killed_by() const { return killed_by_; }
