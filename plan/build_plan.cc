@@ -83,6 +83,9 @@ std::string container_user(const UserFacts& user) {
 
 void add_system_mounts(LaunchPlan& plan) {
   plan.mounts.push_back({"tmpfs", "tmpfs", "/tmp", {"rw", "size=512m", "nosuid", "nodev", "mode=1777"}});
+  // podman's /dev/shm is off (ipc none): this one lives in the container's mount namespace, as /tmp
+  // (docs/THREATS.md: an agent's millions of files in podman's stalled the whole service after it).
+  plan.mounts.push_back({"tmpfs", "tmpfs", "/dev/shm", {"rw", "size=64m", "nosuid", "nodev", "noexec", "mode=1777"}});
   plan.mounts.push_back({"tmpfs", "tmpfs", "/sandbox/home", {"rw", "size=512m", "nosuid", "nodev", "mode=0700",
                                                              "U"}});
 }

@@ -33,7 +33,7 @@ bool has_option(const Mount& m, const std::string& opt) {
 void move_tmpfs_to_seat(LaunchPlan& plan, unsigned uid, unsigned gid) {
   int n = 0;
   for (auto& m : plan.mounts) {
-    if (m.type != "tmpfs" || m.destination == "/tmp") continue;
+    if (m.type != "tmpfs" || m.destination == "/tmp" || m.destination == "/dev/shm") continue;  // never the launcher's to fill
     Mount seat{"tmpfs", plan.session_dir + "/tmpfs/" + std::to_string(n++), m.destination, {}};
     std::vector<std::string> bind_opts{"rbind", "rw"};
     for (const auto& o : m.options) {

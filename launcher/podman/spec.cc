@@ -135,6 +135,9 @@ json create_body(const LaunchPlan& plan) {
       {"stdin", true},
       {"labels", plan.labels},
       {"netns", netns_json(parse_network(plan.network, "--network"))},
+      // A private IPC namespace without podman's /dev/shm (a mount on the seat it tears down after the
+      // session, holding a lock its list waits on): the plan's tmpfs there goes with the container's processes.
+      {"ipcns", {{"nsmode", "none"}}},
       {"httpproxy", false},  // podman would copy its own proxy variables in: the plan's env is all
       {"r_limits", rlimits_json(plan.limits)},
       {"resource_limits", resources_json(plan)},

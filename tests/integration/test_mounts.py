@@ -2,9 +2,11 @@
 import os
 import pathlib
 import subprocess
+import threading
+import time
 import unittest
 
-from harness import RANGE_USERNS, TEST_POOL, SeatTest, session_entries
+from harness import LAUNCHER, RANGE_USERNS, TEST_POOL, SeatTest, podman, session_containers, session_entries
 
 AGENT_UID = 1000  # a root caller's agent runs as 1000:1000 inside; it must own what it writes
 
@@ -159,3 +161,32 @@ class LinkedWorktree(SeatTest):
                                  f"workspace '{self.ws}': '.git' names gitdir '/nonexistent/worktrees/wt1', which is "
                                  f"not a worktree of the mirror '{self.main / '.git'}'")
         self.assertNoContainer("credmounts-git-gone")
+
+
+class DevShmIsTheContainers(SeatTest):
+    """/dev/shm is a tmpfs in the container's own mount namespace, not podman's mount on the seat
+    (ipc none): an agent's millions of files in podman's stalled every launch on the service for
+    ~24 s after its session, while podman's cleanup tore it down (docs/THREATS.md, stop 56)."""
+
+    def test_no_shm_mount_of_the_container_on_the_seat_and_posix_shm_works(self):
+        script = ('grep " /dev/shm " /proc/self/mountinfo; python3 -c "from multiprocessing import shared_memory as s; '
+                  'm = s.SharedMemory(create=True, size=4096); m.buf[0] = 7; o = s.SharedMemory(m.name); '
+                  'print(o.buf[0]); o.close(); m.close(); m.unlink()"; echo ready; read x; true')
+        proc = subprocess.Popen([str(LAUNCHER), "--id", "devshm", "--", "sh", "-c", script], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.seat.env())
+        watchdog = threading.Timer(120, proc.kill)  # a line that never comes ends the test, not the run
+        watchdog.start()
+        self.addCleanup(watchdog.cancel)
+        self.addCleanup(proc.communicate, timeout=120)  # a failed check: the agent's stdin closed, the session ends
+        lines = [proc.stdout.readline().decode() for _ in range(3)]
+        self.assertEqual(lines[2], "ready\n", proc.stderr.read1().decode() if lines[2] == "" else lines)
+        self.assertRegex(lines[0], r" /dev/shm rw,nosuid,nodev,noexec,\S* - tmpfs tmpfs rw,size=65536k")
+        self.assertEqual(lines[1], "7\n")
+        until = time.monotonic() + 10  # warm: the member is renamed beside the agent
+        while not (names := session_containers("devshm", settle=0)) and time.monotonic() < until:
+            time.sleep(0.1)
+        cid = podman("inspect", "--format", "{{.Id}}", names[0]).stdout.strip()
+        on_seat = [l for l in pathlib.Path("/proc/self/mountinfo").read_text().splitlines() if cid in l and "/shm" in l]
+        self.assertEqual(on_seat, [])
+        _, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 0, err.decode())

@@ -178,7 +178,7 @@ TEST_CASE("a runtime puts its credential into the plan as paths and env names, n
   CHECK(plan.credentials[0].copy_to == "/sandbox/home/.codex/auth.json");
   std::vector<std::string> destinations;
   for (const auto& m : plan.mounts) destinations.push_back(m.destination);
-  CHECK(destinations == std::vector<std::string>{"/tmp", "/sandbox/home"});
+  CHECK(destinations == std::vector<std::string>{"/tmp", "/dev/shm", "/sandbox/home"});
   std::vector<std::string> names;
   for (const auto& kv : plan.env) names.push_back(kv.first);
   CHECK(names == std::vector<std::string>{"PATH", "HOME", "USER", "OPENAI_BASE_URL", "AGENT_SANDBOX_SESSION"});

@@ -122,7 +122,9 @@ TEST_CASE("isolation: under gVisor the tmpfs the launcher reaches into is a seat
   json mounts = create_body(p)["mounts"];
   CHECK(mounts[0] == json::parse(R"({"type": "tmpfs", "source": "tmpfs", "destination": "/tmp",
                                      "options": ["rw", "size=512m", "nosuid", "nodev", "mode=1777"]})"));
-  CHECK(mounts[1] == json::parse(R"({"type": "bind", "source": "/run/asbx/sessions/g1/tmpfs/0",
+  CHECK(mounts[1] == json::parse(R"({"type": "tmpfs", "source": "tmpfs", "destination": "/dev/shm",
+                                     "options": ["rw", "size=64m", "nosuid", "nodev", "noexec", "mode=1777"]})"));
+  CHECK(mounts[2] == json::parse(R"({"type": "bind", "source": "/run/asbx/sessions/g1/tmpfs/0",
                                      "destination": "/sandbox/home", "options": ["rbind", "rw", "nosuid", "nodev"]})"));
   REQUIRE(p.isolation.seat_tmpfs.size() == 1);
   CHECK(p.isolation.seat_tmpfs[0].options ==

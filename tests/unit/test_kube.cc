@@ -93,12 +93,14 @@ TEST_CASE("kube: the Pod carries the plan's containment, field by field") {
   CHECK(agent["resources"] == kResources);
   CHECK(agent["volumeMounts"] == json::array({
                                      {{"name", "asbx-k1-tmp"}, {"mountPath", "/tmp"}},
+                                     {{"name", "asbx-k1-shm"}, {"mountPath", "/dev/shm"}},
                                      {{"name", "asbx-k1-home"}, {"mountPath", "/sandbox/home"}},
                                      {{"name", "asbx-k1-bind0"}, {"mountPath", "/sandbox/workspaces/proj"}, {"readOnly", false}},
                                      {{"name", "asbx-k1-bind1"}, {"mountPath", "/srv/git/proj.git"}, {"readOnly", false}},
                                  }));
   CHECK(spec["volumes"] == json::array({
                                {{"name", "asbx-k1-tmp"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "512Mi"}}}},
+                               {{"name", "asbx-k1-shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "64Mi"}}}},
                                {{"name", "asbx-k1-home"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "512Mi"}}}},
                                {{"name", "asbx-k1-bind0"}, {"hostPath", {{"path", "/srv/ws/proj"}, {"type", "Directory"}}}},
                                {{"name", "asbx-k1-bind1"}, {"hostPath", {{"path", "/srv/git/proj.git"}, {"type", "Directory"}}}},
@@ -156,6 +158,7 @@ TEST_CASE("kube: what a Pod cannot say is annotated, one key per documented gap"
                              {"agent-sandbox/network", "none"},
                              {"agent-sandbox/egress", "none"},
                              {"agent-sandbox/mount-options.tmp", "nosuid,nodev,mode=1777"},
+                             {"agent-sandbox/mount-options.shm", "nosuid,nodev,noexec,mode=1777"},
                              {"agent-sandbox/mount-options.home", "nosuid,nodev,mode=0700,U"},
                              {"agent-sandbox/mount-options.bind0", "nosuid,nodev"},
                              {"agent-sandbox/mount-options.bind1", "nosuid,nodev"}}));

@@ -45,6 +45,7 @@ TEST_CASE("the create body pins every confinement setting") {
   CHECK_FALSE(body.contains("userns"));  // the seat said host
   CHECK_FALSE(body.contains("idmappings"));
   CHECK(body["netns"] == json({{"nsmode", "none"}}));
+  CHECK(body["ipcns"] == json({{"nsmode", "none"}}));  // no podman /dev/shm on the seat: the plan's tmpfs
   CHECK(body["resource_limits"]["memory"] == json({{"limit", 12LL << 30}, {"swap", 12LL << 30}}));
   CHECK(body["resource_limits"]["pids"] == json({{"limit", 512}}));
   CHECK(body["resource_limits"]["cpu"] == json({{"quota", 400000}, {"period", 100000}, {"shares", 256}}));
@@ -53,6 +54,8 @@ TEST_CASE("the create body pins every confinement setting") {
   CHECK(body["mounts"] == json::parse(R"([
     {"type": "tmpfs", "source": "tmpfs", "destination": "/tmp",
      "options": ["rw", "size=512m", "nosuid", "nodev", "mode=1777"]},
+    {"type": "tmpfs", "source": "tmpfs", "destination": "/dev/shm",
+     "options": ["rw", "size=64m", "nosuid", "nodev", "noexec", "mode=1777"]},
     {"type": "tmpfs", "source": "tmpfs", "destination": "/sandbox/home",
      "options": ["rw", "size=512m", "nosuid", "nodev", "mode=0700", "U"]}])"));
   CHECK(body["labels"]["agent-sandbox.session"] == "t1");

@@ -82,7 +82,8 @@ TEST_CASE("user namespace: a range seat's session is one range; HOME is the agen
   CHECK(p.isolation.seat_tmpfs[0].options ==
         std::vector<std::string>{"size=512m", "nosuid", "nodev", "mode=0700", "uid=1879049192", "gid=1879049192"});
   CHECK(body["mounts"][0]["destination"] == "/tmp");  // runc's own tmpfs, mode 1777
-  CHECK(body["mounts"][1] == json::parse(R"({"type": "bind", "source": "/run/asbx/u1/tmpfs/0",
+  CHECK(body["mounts"][1]["destination"] == "/dev/shm");  // the same
+  CHECK(body["mounts"][2] == json::parse(R"({"type": "bind", "source": "/run/asbx/u1/tmpfs/0",
                                              "destination": "/sandbox/home", "options": ["rbind", "rw", "nosuid", "nodev"]})"));
   CHECK(p.isolation.idmapped_binds.empty());  // no workspace: nothing of the owner's is bound
 }
