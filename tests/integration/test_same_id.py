@@ -1,0 +1,83 @@
+"""A session reusing the id of one that has just ended (launcher/podman/namesake.h): its create
+waits for that session's remover, bounded; any other holder of the name is refused at once."""
+import re
+import time
+
+from harness import IMAGE, SeatTest, podman, session_containers
+from test_cleanup_off_path import marker_of
+
+
+def held(name, cid):
+    """podman 4.3's refusal of a create whose name `cid` holds, as the launcher words it."""
+    return (f'podman refused to create the container (500): creating container storage: the container name "{name}" '
+            f"is already in use by {cid}. You have to remove that container to be able to reuse that name: that name "
+            "is already in use")
+
+
+class DeleteOf:
+    """A relay's pattern: the DELETE of the container named `name` only (gc at launch may remove
+    other tests' leftovers through the same relay; those are forwarded)."""
+    ID = re.compile(rb"^DELETE /[^ ]*/containers/([0-9a-f]{64})\?")
+
+    def __init__(self, name):
+        self.name, self.names = name, {}
+
+    def match(self, data):
+        m = self.ID.match(data)
+        if m and m.group(1) not in self.names:
+            out = podman("inspect", "--format", "{{.Name}}", m.group(1).decode(), check=False).stdout.strip()
+            self.names[m.group(1)] = out
+        return bool(m) and self.names[m.group(1)] == self.name
+
+
+class TheNameOfASessionJustEnded(SeatTest):
+    """A session reusing the id of one that has just ended meets its container still named
+    `asbx-<id>` while that session's remover works (launcher/podman/namesake.h): its create waits
+    for a live remover, bounded, and is made again. A name held by anything else is refused at once.
+    A relay answers the first remover's DELETEs 500, so it is still at work when the second session creates."""
+
+    def relayed(self, name, times):
+        from test_warm_faults import AnsweringRelay  # that module imports this one
+        relay = AnsweringRelay(self.seat.dir / "relay.sock", (500, "busy (the test)"), pattern=DeleteOf(name), times=times)
+        self.addCleanup(relay.close)
+        text = "".join(l for l in self.seat.config_file.read_text().splitlines(True)
+                       if not l.startswith(("socket = ", "pool_size = ", "pool_tty_size = ")))
+        self.seat.config_file.write_text(f'pool_size = 0\nsocket = "{relay.path}"\n' + text)  # cold: the create
+        return relay
+
+    def test_the_next_session_of_that_id_waits_for_its_remover(self):
+        relay = self.relayed("asbx-name-again", times=2)
+        first, rec = self.seat.status("--id", "name-again", "--", "true")
+        self.assertEqual((first.returncode, rec["container_removal"]), (0, "deferred"), first.stderr)
+        second, rec2 = self.seat.status("--id", "name-again", "--", "sh", "-c", "exit 3")
+        self.assertEqual((second.returncode, rec2["outcome"], relay.answered), (3, "exited", 2), second.stderr)
+        self.assertNotEqual(rec2["container_id"], rec["container_id"])
+        self.assertFalse(marker_of(self.seat.dir / "run", rec["container_id"]).exists())
+        marker = marker_of(self.seat.dir / "run", rec2["container_id"])  # the second's remover, through the relay
+        deadline = time.monotonic() + 30
+        while marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(session_containers("name-again", settle=0), [])
+
+    def test_a_remover_that_gives_up_is_named_and_nothing_is_created(self):
+        relay = self.relayed("asbx-name-stuck", times=None)  # every DELETE: the remover's four tries fail, its marker stays
+        first, rec = self.seat.status("--id", "name-stuck", "--", "true")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        pid = int(marker_of(self.seat.dir / "run", rec["container_id"]).read_text().split()[0])
+        second, rec2 = self.seat.status("--id", "name-stuck", "--", "true")
+        self.assertLauncherError(second, rec2, "create_failed", held("asbx-name-stuck", rec["container_id"]) +
+                                 f"; the remover of the session that held it (pid {pid}) ended without removing it; "
+                                 "agent-sandbox gc will")
+        self.assertEqual(podman("ps", "-aq", "--no-trunc", "--filter", "name=^asbx-name-stuck$").stdout.split(),
+                         [rec["container_id"]])  # only the first
+        relay.armed = False
+        self.assertEqual(self.seat.run("gc").returncode, 0)
+        self.assertEqual(session_containers("name-stuck", settle=0), [])
+
+    def test_a_name_held_by_a_container_nobody_removes_is_refused_at_once(self):
+        self.relayed("asbx-name-held", times=0)
+        cid = podman("create", "--name", "asbx-name-held", IMAGE, "true").stdout.strip()
+        self.addCleanup(podman, "rm", "-f", cid, check=False)
+        proc, rec = self.seat.status("--id", "name-held", "--", "true")
+        self.assertLauncherError(proc, rec, "create_failed", held("asbx-name-held", cid))
+        self.assertEqual(podman("ps", "-aq", "--no-trunc", "--filter", "name=^asbx-name-held$").stdout.split(), [cid])
