@@ -1,10 +1,11 @@
 """A session reusing the id of one that has just ended (launcher/podman/namesake.h): its create
 waits for that session's remover, bounded; any other holder of the name is refused at once."""
 import re
+import threading
 import time
 
 from harness import IMAGE, SeatTest, podman, session_containers
-from test_cleanup_off_path import marker_of
+from test_cleanup_off_path import marker_of, pid_alive
 
 
 def held(name, cid):
@@ -30,15 +31,39 @@ class DeleteOf:
         return bool(m) and self.names[m.group(1)] == self.name
 
 
+def holding_relay(path, pattern):
+    """A relay that holds each request matching `pattern` unanswered until `release` is set, then
+    forwards it to podman: a remover whose DELETE it holds stays at work."""
+    from test_warm_faults import AnsweringRelay  # that module imports test_cleanup_off_path
+
+    class HoldingRelay(AnsweringRelay):
+        def __init__(self):
+            self.release, self.held = threading.Event(), 0
+            super().__init__(path, (500, "unused"), pattern=pattern)
+
+        def answers(self, data):
+            if self.pattern.match(data):
+                self.held += 1
+                self.release.wait(120)
+            return False
+
+    return HoldingRelay()
+
+
 class TheNameOfASessionJustEnded(SeatTest):
     """A session reusing the id of one that has just ended meets its container still named
     `asbx-<id>` while that session's remover works (launcher/podman/namesake.h): its create waits
     for a live remover, bounded, and is made again. A name held by anything else is refused at once.
     A relay answers the first remover's DELETEs 500, so it is still at work when the second session creates."""
 
-    def relayed(self, name, times):
-        from test_warm_faults import AnsweringRelay  # that module imports this one
-        relay = AnsweringRelay(self.seat.dir / "relay.sock", (500, "busy (the test)"), pattern=DeleteOf(name), times=times)
+    def relayed(self, name, times, hold=False):
+        from test_warm_faults import AnsweringRelay  # that module imports test_cleanup_off_path
+        path = self.seat.dir / "relay.sock"
+        if hold:
+            relay = holding_relay(path, DeleteOf(name))
+            self.addCleanup(relay.release.set)
+        else:
+            relay = AnsweringRelay(path, (500, "busy (the test)"), pattern=DeleteOf(name), times=times)
         self.addCleanup(relay.close)
         text = "".join(l for l in self.seat.config_file.read_text().splitlines(True)
                        if not l.startswith(("socket = ", "pool_size = ", "pool_tty_size = ")))
@@ -73,6 +98,26 @@ class TheNameOfASessionJustEnded(SeatTest):
         relay.armed = False
         self.assertEqual(self.seat.run("gc").returncode, 0)
         self.assertEqual(session_containers("name-stuck", settle=0), [])
+
+    def test_a_remover_still_at_work_after_the_wait_is_named_and_nothing_is_created(self):
+        relay = self.relayed("asbx-name-slow", None, hold=True)  # its DELETE unanswered: it stays at work
+        first, rec = self.seat.status("--id", "name-slow", "--", "true")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        marker = marker_of(self.seat.dir / "run", rec["container_id"])
+        pid = int(marker.read_text().split()[0])
+        second, rec2 = self.seat.status("--id", "name-slow", "--", "true")
+        self.assertLauncherError(second, rec2, "create_failed", held("asbx-name-slow", rec["container_id"]) +
+                                 f"; the session that held it has ended and its remover (pid {pid}) was still at "
+                                 "work after 10 s")
+        self.assertEqual((relay.held, pid_alive(pid)), (1, True))
+        self.assertEqual(podman("ps", "-aq", "--no-trunc", "--filter", "name=^asbx-name-slow$").stdout.split(),
+                         [rec["container_id"]])  # only the first
+        relay.release.set()  # the DELETE goes on to podman: the remover ends, nothing is left
+        deadline = time.monotonic() + 30
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual((pid_alive(pid), marker.exists()), (False, False))
+        self.assertEqual(session_containers("name-slow", settle=0), [])
 
     def test_a_name_held_by_a_container_nobody_removes_is_refused_at_once(self):
         self.relayed("asbx-name-held", times=0)
