@@ -13,6 +13,7 @@
 #include "base/beneath.h"
 #include "base/error.h"
 #include "base/util.h"
+#include "launcher/lifecycle/session_dir.h"
 #include "launcher/podman/gc.h"
 
 namespace asbx {
@@ -20,6 +21,8 @@ namespace {
 
 const std::string kTmpfsDir = "/tmpfs";
 const std::string kOwnerFile = "/owner";
+constexpr int kLeaveWaitMs = 2000;  // a gc holds it for a removal at most
+constexpr int kSweepWaitMs = 200;   // a launcher holds it while it writes its owner
 
 unsigned long flags_of(const Mount& m) {
   unsigned long f = MS_NOSUID | MS_NODEV;
@@ -109,11 +112,13 @@ void SeatTmpfs::mount(const LaunchPlan& plan) {
     errno = 0;
     refuse(plan, plan.isolation.seat_tmpfs.front(), why);
   }
-  if (::mkdir(plan.session_dir.c_str(), 0700) == 0) made_dir_ = plan.session_dir;
-  else if (errno != EEXIST) refuse(plan, plan.isolation.seat_tmpfs.front(), "cannot create " + plan.session_dir);
-  else refuse_if_held(plan);
+  SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
+  if (!lock.take(plan.session_dir)) refuse(plan, plan.isolation.seat_tmpfs.front(), "cannot take " + plan.session_dir);
+  dir_ = plan.session_dir;
+  if (!lock.made()) refuse_if_held(plan);
   std::string base = plan.session_dir + kTmpfsDir;
   if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) refuse(plan, plan.isolation.seat_tmpfs.front(), "mkdir " + base);
+  drop_gone_owner(base + kOwnerFile, plan);
   if (!write_session_owner(base + kOwnerFile, plan)) refuse(plan, plan.isolation.seat_tmpfs.front(), "write " + base + kOwnerFile);
   owner_ = base + kOwnerFile;
   for (const auto& m : plan.isolation.seat_tmpfs) {
@@ -132,12 +137,30 @@ void SeatTmpfs::release() {
     ::rmdir(path.c_str());
   }
   mounted_.clear();
-  if (!owner_.empty()) ::unlink(owner_.c_str());
+  if (!dir_.empty()) leave_session_dir(dir_, owner_);
   owner_.clear();
-  if (made_dir_.empty()) return;
-  if (unmount_seat_tmpfs(made_dir_)) remove_flat(made_dir_ + kTmpfsDir);  // never across a mount
-  ::rmdir(made_dir_.c_str());
-  made_dir_.clear();
+  dir_.clear();
+}
+
+void drop_gone_owner(const std::string& path, const LaunchPlan& plan) {
+  long pid = 0;
+  std::int64_t started = 0;
+  std::string boot;
+  auto own = plan.labels.find("agent-sandbox.launcher-pid");
+  if (read_owner(path, pid, started, boot) && own != plan.labels.end() && own->second == std::to_string(pid)) return;
+  ::unlink(path.c_str());  // refuse_if_held let the dir be taken: its owner is gone, or the file is not whole
+}
+
+void leave_session_dir(const std::string& dir, const std::string& owner) {
+  auto leave = [&] {
+    if (!owner.empty()) ::unlink(owner.c_str());
+    struct stat st{};
+    if (::lstat((dir + kTmpfsDir + kOwnerFile).c_str(), &st) == 0 || ::lstat((dir + kOwnerFile).c_str(), &st) == 0)
+      return;  // another part of this launcher still holds it, or a launcher that took it since
+    if (unmount_seat_tmpfs(dir)) remove_flat(dir + kTmpfsDir);  // never across a mount
+    ::rmdir(dir.c_str());  // only when empty: persist's socket keeps it
+  };
+  with_session_dir_locked(dir, kLeaveWaitMs, leave);  // else OWNER names a launcher soon gone: gc's sweep takes the dir
 }
 
 bool unmount_seat_tmpfs(const std::string& session_dir) {
@@ -198,9 +221,18 @@ std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_
                       : !alive(pid, started) ? "its launcher (pid " + std::to_string(pid) + ") is gone"
                                              : "";
     if (why.empty()) continue;
-    if (!unmount_seat_tmpfs(e.path().string())) continue;  // a mount stays: never removed across it
-    std::filesystem::remove_all(e.path(), ec);  // never follows links
-    out.push_back({session, started, why + " and no container carries its session"});
+    bool removed = false;
+    with_session_dir_locked(e.path().string(), kSweepWaitMs, [&] {  // its owner read again: a launcher may have taken it
+      long now_pid = 0;
+      std::int64_t now_started = 0;
+      std::string now_boot;
+      if (!read_dir_owner(e.path().string(), now_pid, now_started, now_boot) || now_pid != pid ||
+          now_started != started || now_boot != boot || !unmount_seat_tmpfs(e.path().string()))
+        return;  // a new owner, or a mount stays: never removed across it
+      std::filesystem::remove_all(e.path(), ec);  // never follows links
+      removed = true;
+    });
+    if (removed) out.push_back({session, started, why + " and no container carries its session"});
   }
   return out;
 }

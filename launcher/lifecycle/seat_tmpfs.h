@@ -27,9 +27,19 @@ class SeatTmpfs {
 
  private:
   std::vector<std::string> mounted_;
-  std::string owner_;     // SESSION_DIR/tmpfs/owner, once written
-  std::string made_dir_;  // the session dir, when this object created it
+  std::string owner_;  // SESSION_DIR/tmpfs/owner, once written
+  std::string dir_;    // the session dir, once taken (session_dir.h)
 };
+
+// An owner file at PATH that does not name PLAN's launcher is removed: the caller took the session
+// dir under its lock and refuse_if_held let it (that owner is gone, or the file is not whole).
+void drop_gone_owner(const std::string& path, const LaunchPlan& plan);
+
+// A launcher leaving its session dir DIR: under the dir's lock, its owner file OWNER ("" when it wrote
+// none) goes and, when no owner file is left in DIR, its seat tmpfs and DIR itself (only when empty,
+// never across a mount). Without the lock (2 s) nothing goes: OWNER names a launcher that is ending,
+// and gc's sweep takes a dir whose owner is gone.
+void leave_session_dir(const std::string& dir, const std::string& owner);
 
 // Lazily unmounts every seat tmpfs and idmapped staging under SESSION_DIR/tmpfs/ (gc, before the dir
 // is removed). False when one is still a mount: the dir must not be removed then (a staging is the

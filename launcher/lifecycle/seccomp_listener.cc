@@ -1,5 +1,6 @@
 #include "launcher/lifecycle/seccomp_listener.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_dir.h"
 
 #include <cerrno>
 #include <cstring>
@@ -99,12 +100,16 @@ void SeccompListener::bind(const LaunchPlan& plan) {
   if (path.empty()) return;
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), why;
   if (!make_dirs(parent, &why)) refuse(path, why);
-  if (::mkdir(plan.session_dir.c_str(), 0700) == 0) made_dir_ = plan.session_dir;
-  else if (errno != EEXIST) refuse(path, errno_text(("mkdir " + plan.session_dir).c_str()));
-  else refuse_if_held(plan);
-  if (!made_dir_.empty()) {  // gc finds the dir by it if this launcher is killed before its container exists
-    if (!write_session_owner(made_dir_ + "/owner", plan)) refuse(path, errno_text(("write " + made_dir_ + "/owner").c_str()));
-    owner_ = made_dir_ + "/owner";
+  SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
+  if (!lock.take(plan.session_dir)) refuse(path, errno_text(("cannot take " + plan.session_dir).c_str()));
+  dir_ = plan.session_dir;
+  if (!lock.made()) refuse_if_held(plan);
+  std::string owner = plan.session_dir + "/owner";
+  drop_gone_owner(owner, plan);
+  struct stat st{};
+  if (::lstat(owner.c_str(), &st) != 0) {  // gc finds the dir by it if this launcher is killed before its container exists
+    if (!write_session_owner(owner, plan)) refuse(path, errno_text(("write " + owner).c_str()));
+    owner_ = owner;
   }
   fd_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   sockaddr_un addr{};
@@ -135,10 +140,9 @@ void SeccompListener::close() {
   fd_ = UniqueFd();
   if (!path_.empty()) ::unlink(path_.c_str());
   path_.clear();
-  if (!owner_.empty()) ::unlink(owner_.c_str());
+  if (!dir_.empty()) leave_session_dir(dir_, owner_);  // the dir stays while a seat tmpfs or persist's owner is in it
   owner_.clear();
-  if (!made_dir_.empty()) ::rmdir(made_dir_.c_str());  // only when empty: a gVisor tmpfs or persist's socket keeps it
-  made_dir_.clear();
+  dir_.clear();
 }
 
 }  // namespace asbx

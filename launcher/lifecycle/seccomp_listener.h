@@ -36,7 +36,7 @@ class SeccompListener {
  private:
   UniqueFd fd_;
   std::string path_;
-  std::string made_dir_;
+  std::string dir_;  // the session dir, once taken (session_dir.h)
   std::string owner_;  // SESSION_DIR/owner, while this listener's session has no container
 };
 

@@ -19,44 +19,51 @@
 #include "launcher/persist/channel.h"
 #include "launcher/persist/client.h"
 #include "launcher/persist/server.h"
+#include "launcher/lifecycle/session_dir.h"
 #include "launcher/podman/gc.h"
 #include "persist/keys.h"
 
 namespace asbx {
 namespace {
 
-// The dir made, with its owner (this launcher, until the supervisor names itself): gc removes a
-// dir whose owner is gone and that no container leads to.
-bool make_owned_dir(const LaunchPlan& plan) {
-  if (::mkdir(plan.session_dir.c_str(), 0700) != 0) return false;
-  if (write_session_owner(plan.session_dir + "/owner", plan)) return true;
+// The dir's owner (this launcher, until the supervisor names itself): gc removes a dir whose owner
+// is gone and that no container leads to. Nothing half-made stays when it cannot be written.
+void write_owner(const LaunchPlan& plan) {
+  if (write_session_owner(plan.session_dir + "/owner", plan)) return;
   int err = errno;
   std::error_code ignored;
   std::filesystem::remove_all(plan.session_dir, ignored);
   throw Error(ErrorKind::internal, "cannot write " + plan.session_dir + "/owner: " + std::strerror(err) + "; nothing was started");
 }
 
-// The session's own dir, made here and nowhere else: an id in use is refused (a persistent one's socket
-// answers; a plain one's owner names a live launcher); a dir whose socket answers nothing and whose
-// owner is gone was left by a launcher that was killed, and is cleared.
+// What a killed launcher left in DIR: its tmpfs and stagings unmounted first (remove_all crosses
+// mounts), then every entry, never following links. False when a mount stays.
+bool clear_dir(const std::string& dir) {
+  if (!unmount_seat_tmpfs(dir)) return false;
+  std::error_code ignored;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ignored)) std::filesystem::remove_all(e.path(), ignored);
+  return true;
+}
+
+// The session's own dir, taken here under its lock (launcher/lifecycle/session_dir.h): an id in use
+// is refused (a persistent one's socket answers; a plain one's owner names a live launcher); a dir
+// whose socket answers nothing and whose owner is gone was left by a launcher that was killed, and is cleared.
 void claim_session_dir(const LaunchPlan& plan) {
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), failed;
   if (!make_dirs(parent, &failed))
     throw Error(ErrorKind::internal, "cannot create " + failed + " for the session dir: " + std::strerror(errno));
-  if (make_owned_dir(plan)) return;
-  if (errno != EEXIST) throw Error(ErrorKind::internal, "cannot create " + plan.session_dir + ": " + std::strerror(errno));
+  SessionDirLock lock;
+  if (!lock.take(plan.session_dir))
+    throw Error(ErrorKind::internal, "cannot create " + plan.session_dir + ": " + std::strerror(errno));
+  if (lock.made()) return write_owner(plan);
   if (long holder = session_dir_holder(plan, current_host_facts().launcher_alive))  // a live plain session's
     throw Error(ErrorKind::usage, "--id " + plan.session_id + ": a session of that id is already running on this seat "
                                   "(its launcher is pid " + std::to_string(holder) + "); nothing was created");
   struct stat st{};
   int answer = connect_errno(plan.attach_socket);
   if (::lstat(plan.session_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() &&
-      (answer == ECONNREFUSED || answer == ENOENT)) {
-    // remove_all crosses mounts: a dead session's tmpfs and stagings go first, or the dir stays
-    std::error_code ignored;
-    if (unmount_seat_tmpfs(plan.session_dir)) std::filesystem::remove_all(plan.session_dir, ignored);  // never follows links
-    if (make_owned_dir(plan)) return;
-  }
+      (answer == ECONNREFUSED || answer == ENOENT) && clear_dir(plan.session_dir))
+    return write_owner(plan);
   throw Error(ErrorKind::usage, "--id " + plan.session_id + ": a session of that id is already running on this seat (" +
                                     plan.session_dir + ")");
 }

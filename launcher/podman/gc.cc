@@ -1,6 +1,7 @@
 #include "launcher/podman/gc.h"
 #include "launcher/pool/pool_gc.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_dir.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -54,6 +55,7 @@ std::string string_field(const nlohmann::json& e, const char* key) {
 }
 
 constexpr std::int64_t kMaxPid = 4'194'304;  // the kernel's PID_MAX_LIMIT
+constexpr int kGcLockWaitMs = 200;  // a launcher holds a session dir's lock while it writes its owner
 
 }  // namespace
 
@@ -121,16 +123,21 @@ bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::f
   return dir != own && dir_exists(dir);
 }
 
-// The label is only trusted as a dir name when it is a valid session id (no "/", no "..").
-void remove_session_dir(const std::string& runtime_dir, const std::string& session) {
+// The label is only trusted as a dir name when it is a valid session id (no "/", no ".."). Under the
+// dir's lock, and only when no live launcher owns it: a new launcher of the id may have taken it.
+void remove_session_dir(const std::string& runtime_dir, const std::string& session, const HostFacts& host) {
   try {
     validate_session_id(session);
   } catch (const Error&) {
     return;
   }
-  std::error_code ignored;
-  if (!runtime_dir.empty() && unmount_seat_tmpfs(runtime_dir + "/" + session))  // never across a mount left
-    std::filesystem::remove_all(runtime_dir + "/" + session, ignored);  // never follows links
+  if (runtime_dir.empty()) return;
+  const std::string dir = runtime_dir + "/" + session;
+  with_session_dir_locked(dir, kGcLockWaitMs, [&] {
+    std::error_code ignored;
+    if (!owner_holds(dir, host.boot_id, host.launcher_alive) && unmount_seat_tmpfs(dir))  // never across a mount left
+      std::filesystem::remove_all(dir, ignored);  // never follows links
+  });
 }
 
 nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
@@ -190,10 +197,9 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       ++failures;
       continue;
     }
-    remove_session_dir(dir, s.pool ? s.pool_session : s.session);
+    remove_session_dir(dir, s.pool ? s.pool_session : s.session, host);
     // and the claiming session's own dir, unless a new launcher of its id holds it by now
-    if (s.pool && s.pool_session_ran && !owner_holds(s.pool_runtime_dir + "/" + s.session, host.boot_id, host.launcher_alive))
-      remove_session_dir(s.pool_runtime_dir, s.session);
+    if (s.pool && s.pool_session_ran) remove_session_dir(s.pool_runtime_dir, s.session, host);
     if (handed.present) ::unlink(removal_marker_path(dir, s.container_id).c_str());
     if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
     bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line

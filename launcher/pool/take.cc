@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_dir.h"
 #include <sys/stat.h>
 #include "launcher/podman/liveness.h"
 #include "launcher/podman/pool_claim.h"
@@ -55,9 +56,11 @@ UniqueFd take_listener(const Member& m, const std::string& want, std::string& wh
 std::string hold_session_dir(const LaunchPlan& plan) {
   std::string why, parent = plan.session_dir.substr(0, plan.session_dir.rfind('/'));
   if (!make_dirs(parent, &why)) throw Error(ErrorKind::internal, "warm pool: " + parent + ": " + why);
-  bool made = ::mkdir(plan.session_dir.c_str(), 0700) == 0;
-  if (!made && errno != EEXIST) throw Error(ErrorKind::internal, "warm pool: mkdir " + plan.session_dir + ": " + std::strerror(errno));
-  if (!made) refuse_if_held(plan);
+  SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
+  if (!lock.take(plan.session_dir))
+    throw Error(ErrorKind::internal, "warm pool: cannot take " + plan.session_dir + ": " + std::strerror(errno));
+  if (!lock.made()) refuse_if_held(plan);
+  drop_gone_owner(plan.session_dir + "/owner", plan);
   if (!write_session_owner(plan.session_dir + "/owner", plan))
     throw Error(ErrorKind::internal, "warm pool: cannot write " + plan.session_dir + "/owner");
   return plan.session_dir;
@@ -136,8 +139,7 @@ ImageQuestion ask_image_id(const std::string& socket, const std::string& image) 
 
 void release_session_dir(const std::string& own_dir) {
   if (own_dir.empty()) return;
-  ::unlink((own_dir + "/owner").c_str());
-  ::rmdir(own_dir.c_str());
+  leave_session_dir(own_dir, own_dir + "/owner");
 }
 
 std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, const ImageQuestion& asked,

@@ -1,10 +1,15 @@
 """A session reusing the id of one that has just ended (launcher/podman/namesake.h): its create
 waits for that session's remover, bounded; any other holder of the name is refused at once."""
+import fcntl
+import os
+import pathlib
 import re
+import shutil
+import subprocess
 import threading
 import time
 
-from harness import IMAGE, SeatTest, podman, session_containers
+from harness import IMAGE, LAUNCHER, SeatTest, podman, session_containers
 from test_cleanup_off_path import marker_of, pid_alive
 
 
@@ -126,3 +131,54 @@ class TheNameOfASessionJustEnded(SeatTest):
         proc, rec = self.seat.status("--id", "name-held", "--", "true")
         self.assertLauncherError(proc, rec, "create_failed", held("asbx-name-held", cid))
         self.assertEqual(podman("ps", "-aq", "--no-trunc", "--filter", "name=^asbx-name-held$").stdout.split(), [cid])
+
+
+class ASessionDirChangingHands(SeatTest):
+    """A session dir is taken and removed under a lock on the dir (launcher/lifecycle/session_dir.h):
+    gc never removes one a launcher is taking, and a launcher waits while gc removes one, then makes
+    it again. The test holds the lock as either would."""
+
+    def left_by_a_killed_launcher(self, sid):
+        d = self.seat.dir / "run" / sid
+        d.mkdir(parents=True)
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        boot = pathlib.Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        (d / "owner").write_text(f"{gone.pid} {int(time.time())} {boot}\n")
+        return d, gone.pid
+
+    def locked(self, d):
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+
+    def test_gc_leaves_a_dir_while_a_launcher_holds_it(self):
+        d, pid = self.left_by_a_killed_launcher("dir-held")
+        fd = self.locked(d)
+        try:
+            gc = self.seat.run("gc")
+            self.assertEqual((gc.returncode, gc.stdout), (0, b""), gc.stderr)
+            self.assertTrue((d / "owner").exists())
+        finally:
+            os.close(fd)
+        gc = self.seat.run("gc")
+        self.assertEqual(gc.stdout.decode(), f"removed the session dir of dir-held: its launcher (pid {pid}) is gone "
+                                             "and no container carries its session\n")
+        self.assertFalse(d.exists())
+
+    def test_a_launcher_waits_while_gc_removes_the_dir_and_makes_it_again(self):
+        d, _ = self.left_by_a_killed_launcher("dir-taken")
+        fd = self.locked(d)
+        proc = subprocess.Popen([str(LAUNCHER), "--id", "dir-taken", "--", "sh", "-c", "exit 4"], env=self.seat.env(),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            time.sleep(1.0)
+            self.assertIsNone(proc.poll())  # it waits for the lock: nothing of the session is made
+            self.assertEqual(session_containers("dir-taken", settle=0), [])
+            shutil.rmtree(d)  # what gc does, holding the lock
+        finally:
+            os.close(fd)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 4, err)
+        self.assertEqual(session_containers("dir-taken"), [])
+        self.assertFalse(d.exists())  # the dir it made again, left

@@ -166,11 +166,12 @@ class Recorded(ProbeSeat):
         if RANGE_USERNS:  # the seat tmpfs, made first, finds the session dir unusable
             self.assertLauncherError(proc, record, "isolation_unavailable",
                                      "user namespace (user_namespace = \"range\"): the seat tmpfs for '/sandbox/home' "
-                                     f"({run}/screc-nolistener/tmpfs/0): mkdir {run}/screc-nolistener/tmpfs: Not a "
+                                     f"({run}/screc-nolistener/tmpfs/0): cannot take {run}/screc-nolistener: Not a "
                                      "directory; nothing was started")
         else:
             self.assertLauncherError(proc, record, "seccomp_unavailable",
-                                     "the seccomp recorder's socket %s: bind: Not a directory; nothing was started" % path)
+                                     f"the seccomp recorder's socket {path}: cannot take {run}/screc-nolistener: Not a "
+                                     "directory; nothing was started")
         self.assertNoContainer("screc-nolistener")
         self.assertEqual(sorted(p.name for p in session_entries(run)), ["screc-nolistener"])
 
