@@ -33,6 +33,7 @@
 #include "launcher/pool/fill.h"
 #include "launcher/pool/refill.h"
 #include "launcher/pool/pool_gc.h"
+#include "launcher/lifecycle/runtime_dir.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
 #include "plan/warm_fit.h"
 
@@ -152,6 +153,7 @@ int run_local(const Request& req, const LocalOptions& opts) {
   ImageQuestion asked;
   try {
     seat = current_seat_config();
+    if (!req.dry_run) check_runtime_dir(seat);  // before anything is made in it
     claim_slot(req, seat, claim);  // may wait: the image's id is asked after it, beside the plan
     if (may_claim(req, seat)) asked = ask_image_id(seat.socket, req.image.value_or(seat.image));
     SessionFacts facts = current_session_facts();

@@ -1,5 +1,6 @@
 #include "launcher/podman/gc.h"
 #include "launcher/pool/pool_gc.h"
+#include "launcher/lifecycle/runtime_dir.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
 #include "launcher/lifecycle/session_dir.h"
 
@@ -228,6 +229,7 @@ void gc_before_launch(const std::string& socket, const std::string& runtime_dir,
 int gc_main(const std::string& program, bool json) {
   try {
     SeatConfig seat = current_seat_config();
+    check_runtime_dir(seat);  // gc acts on what it finds there
     PodmanApi api(seat.socket), gvisor(runsc_socket(seat));
     std::vector<std::string> removed, skipped;
     int failures = collect_orphans(api, current_host_facts(), seat.runtime_dir, removed, &skipped, seat.ledger, &gvisor);

@@ -174,6 +174,29 @@ class FailClosed(SeatTest):
             self.assertNoContainer(f"fu-{n}")
         self.assertEqual(session_entries(self.seat.dir / "run"), [])
 
+    def test_a_runtime_dir_others_may_write_is_refused_before_anything_is_made(self):
+        run = self.seat.dir / "run"
+        run.mkdir()
+        for mode, why in ((0o777, "is writable by group or others (mode 0777): chmod go-w it, or name another"),
+                          (0o1770, "is writable by group or others (mode 1770): chmod go-w it, or name another")):
+            run.chmod(mode)
+            proc, record = self.seat.status("--id", "fu-rundir", "--", "true")
+            self.assertLauncherError(proc, record, "config", f"runtime_dir '{run}' (from {self.seat.config_file}) {why}: "
+                                                             "session dirs and gc's markers live there; nothing was started")
+            gc = self.seat.run("gc")
+            self.assertEqual((gc.returncode, gc.stdout), (201, b""), gc.stderr)
+            self.assertEqual(list(run.iterdir()), [])
+        os.chown(run, 1000, 1000)
+        run.chmod(0o700)
+        proc, record = self.seat.status("--id", "fu-rundir", "--", "true")
+        self.assertLauncherError(proc, record, "config", f"runtime_dir '{run}' (from {self.seat.config_file}) is owned by "
+                                                         "uid 1000, not by the launcher's user (uid 0): session dirs and "
+                                                         "gc's markers live there; nothing was started")
+        self.assertNoContainer("fu-rundir")
+        os.chown(run, 0, 0)  # CONTROL: the owner's own 0700 dir
+        proc, record = self.seat.status("--id", "fu-rundir", "--", "true")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
     def test_bad_seat_config_names_file_and_line(self):
         self.seat.write('socket = "/x"\nimage = 5\n')
         proc, record = self.seat.status("--", "true")

@@ -1,0 +1,15 @@
+// The seat's runtime dir: session dirs, removal markers, the pool's files and the sessions' seccomp
+// profiles live there, and gc and every launch act on what they find in it. A dir another user may
+// write could hold their plants (an owner file that keeps a session id, a marker that keeps gc away),
+// so it is held to what OpenSSH's StrictModes asks of ~/.ssh (docs/DECISIONS.md).
+#pragma once
+#include "base/seat_config.h"
+
+namespace asbx {
+
+// Makes SEAT's runtime dir when it is missing. Throws Error(config) naming it and the seat file when
+// it cannot be made, is not a directory (a link is not followed), is not owned by the launcher's
+// user, or group or others may write it. Nothing is created then but the missing dirs.
+void check_runtime_dir(const SeatConfig& seat);
+
+}  // namespace asbx
