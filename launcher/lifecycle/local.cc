@@ -35,6 +35,7 @@
 #include "launcher/pool/pool_gc.h"
 #include "launcher/lifecycle/runtime_dir.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_owner.h"
 #include "plan/warm_fit.h"
 
 namespace asbx {

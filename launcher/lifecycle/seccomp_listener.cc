@@ -1,5 +1,6 @@
 #include "launcher/lifecycle/seccomp_listener.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_owner.h"
 #include "launcher/lifecycle/session_dir.h"
 
 #include <cerrno>

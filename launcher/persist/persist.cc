@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/util.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_owner.h"
 #include "launcher/lifecycle/status.h"
 #include "launcher/lifecycle/terminal.h"
 #include "launcher/persist/channel.h"

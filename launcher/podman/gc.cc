@@ -2,6 +2,7 @@
 #include "launcher/pool/pool_gc.h"
 #include "launcher/lifecycle/runtime_dir.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_owner.h"
 #include "launcher/lifecycle/session_dir.h"
 
 #include <algorithm>

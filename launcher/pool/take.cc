@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "launcher/lifecycle/pump.h"
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_owner.h"
 #include "launcher/lifecycle/session_dir.h"
 #include <sys/stat.h>
 #include "launcher/podman/liveness.h"

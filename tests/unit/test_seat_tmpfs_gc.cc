@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_owner.h"
 
 using namespace asbx;
 namespace fs = std::filesystem;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "launcher/lifecycle/seat_tmpfs.h"
+#include "launcher/lifecycle/session_owner.h"
 #include "launcher/lifecycle/session_dir.h"
 #include "temp_dir.h"
 

@@ -1,0 +1,109 @@
+#include "launcher/lifecycle/session_owner.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <unistd.h>
+
+#include "base/beneath.h"
+#include "base/error.h"
+#include "launcher/podman/gc.h"
+
+namespace asbx {
+namespace {
+
+const std::string kTmpfsDir = "/tmpfs";
+const std::string kOwnerFile = "/owner";
+
+// The owner a session dir's seat tmpfs names; false when there is none or it is not whole.
+bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::string& boot) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  char buf[256];
+  ssize_t n = fd ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0 || buf[n - 1] != '\n') return false;
+  buf[n] = 0;
+  char id[128];
+  return std::sscanf(buf, "%ld %" SCNd64 " %127s", &pid, &started, id) == 3 && pid > 0 && (boot = id, true);
+}
+
+}  // namespace
+
+bool read_dir_owner(const std::string& dir, long& pid, std::int64_t& started, std::string& boot) {
+  return read_owner(dir + kTmpfsDir + kOwnerFile, pid, started, boot) || read_owner(dir + kOwnerFile, pid, started, boot);
+}
+
+bool write_session_owner(const std::string& path, const LaunchPlan& plan) {
+  auto label = [&](const char* key) {
+    auto it = plan.labels.find(key);
+    return it == plan.labels.end() ? std::string() : it->second;
+  };
+  std::string text = label("agent-sandbox.launcher-pid") + " " + label("agent-sandbox.started") + " " +
+                     label("agent-sandbox.boot-id") + "\n";
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  return fd && ::write(fd.get(), text.data(), text.size()) == ssize_t(text.size());
+}
+
+bool replace_session_owner(const std::string& session_dir, const LaunchPlan& plan) {
+  std::string next = session_dir + kOwnerFile + ".new";
+  ::unlink(next.c_str());
+  if (write_session_owner(next, plan) && ::rename(next.c_str(), (session_dir + kOwnerFile).c_str()) == 0) return true;
+  int err = errno;
+  ::unlink(next.c_str());
+  errno = err;
+  return false;
+}
+
+void drop_gone_owner(const std::string& path, const LaunchPlan& plan) {
+  long pid = 0;
+  std::int64_t started = 0;
+  std::string boot;
+  auto own = plan.labels.find("agent-sandbox.launcher-pid");
+  if (read_owner(path, pid, started, boot) && own != plan.labels.end() && own->second == std::to_string(pid)) return;
+  ::unlink(path.c_str());  // refuse_if_held let the dir be taken: its owner is gone, or the file is not whole
+}
+
+void refuse_if_held(const LaunchPlan& plan) {
+  if (long holder = session_dir_holder(plan, current_host_facts().launcher_alive))
+    throw Error(ErrorKind::create_failed, "--id " + plan.session_id + ": a session of that id is already running on this seat "
+                                          "(its launcher is pid " + std::to_string(holder) + "); nothing was created");
+}
+
+long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, std::int64_t)>& alive) {
+  long pid = 0;
+  std::int64_t started = 0;
+  std::string boot;
+  if (!read_dir_owner(plan.session_dir, pid, started, boot))
+    return 0;
+  auto own = plan.labels.find("agent-sandbox.launcher-pid");
+  if (own != plan.labels.end() && own->second == std::to_string(pid)) return 0;
+  auto boot_id = plan.labels.find("agent-sandbox.boot-id");
+  if (boot_id == plan.labels.end() || boot_id->second != boot || !alive(pid, started)) return 0;
+  return pid;
+}
+
+bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id,
+                      const std::function<bool(long, std::int64_t)>& alive) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(runtime_dir, ec)) {
+    std::string boot;
+    long pid = 0;
+    std::int64_t started = 0;
+    // A pool member's dir names its keeper, which its claim kills: members go by their claims.
+    if (!e.is_directory(ec) || e.is_symlink(ec) || e.path().filename().string().rfind("pool-", 0) == 0) continue;
+    if (read_dir_owner(e.path().string(), pid, started, boot) && boot == boot_id && !alive(pid, started))
+      return true;
+  }
+  return false;
+}
+
+bool owner_holds(const std::string& dir, const std::string& boot_id,
+                 const std::function<bool(long pid, std::int64_t started_unix)>& alive) {
+  long pid = 0;
+  std::int64_t started = 0;
+  std::string boot;
+  return read_dir_owner(dir, pid, started, boot) && boot == boot_id && alive(pid, started);
+}
+
+}  // namespace asbx
