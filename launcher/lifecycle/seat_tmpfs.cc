@@ -76,15 +76,15 @@ void SeatTmpfs::mount(const LaunchPlan& plan) {
     errno = 0;
     refuse(plan, plan.isolation.seat_tmpfs.front(), why);
   }
-  SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
-  if (!lock.take(plan.session_dir)) refuse(plan, plan.isolation.seat_tmpfs.front(), "cannot take " + plan.session_dir);
-  dir_ = plan.session_dir;
-  if (!lock.made()) refuse_if_held(plan);
-  std::string base = plan.session_dir + kTmpfsDir;
-  if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) refuse(plan, plan.isolation.seat_tmpfs.front(), "mkdir " + base);
-  drop_gone_owner(base + kOwnerFile, plan);
-  if (!write_session_owner(base + kOwnerFile, plan)) refuse(plan, plan.isolation.seat_tmpfs.front(), "write " + base + kOwnerFile);
-  owner_ = base + kOwnerFile;
+  {
+    SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
+    if (!take_session_dir(plan, lock)) refuse(plan, plan.isolation.seat_tmpfs.front(), "cannot take " + plan.session_dir);
+    dir_ = plan.session_dir;
+    std::string base = plan.session_dir + kTmpfsDir;
+    if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) refuse(plan, plan.isolation.seat_tmpfs.front(), "mkdir " + base);
+    owner_ = base + kOwnerFile;  // first: release() removes one written in part
+    if (!write_session_owner(owner_, plan)) refuse(plan, plan.isolation.seat_tmpfs.front(), "write " + owner_);
+  }
   for (const auto& m : plan.isolation.seat_tmpfs) {
     if (::mkdir(m.source.c_str(), 0700) != 0) refuse(plan, m, "mkdir");
     if (::mount("tmpfs", m.source.c_str(), "tmpfs", flags_of(m), data_of(m).c_str()) != 0) {
@@ -127,35 +127,50 @@ bool unmount_seat_tmpfs(const std::string& session_dir) {
   return true;
 }
 
+namespace {
+
+// Why DIR is a leftover: a whole owner file, and none naming a live launcher of this boot; "" else.
+std::string why_stale(const std::string& dir, const std::string& boot_id,
+                      const std::function<bool(long, std::int64_t)>& alive, std::int64_t& started) {
+  DirOwners o = read_dir_owners(dir, boot_id, alive, 0);
+  if (!o.whole || o.live) return "";
+  started = o.started;
+  return o.boot != boot_id ? "the seat rebooted since its launch (boot id " + o.boot + ")"
+                           : "its launcher (pid " + std::to_string(o.pid) + ") is gone";
+}
+
+}  // namespace
+
 std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_dir, const std::set<std::string>& listed,
                                                      const std::string& boot_id,
                                                      const std::function<bool(long, std::int64_t)>& alive) {
   std::vector<StaleSeatTmpfs> out;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(runtime_dir, ec)) {
-    std::string session = e.path().filename().string(), boot;
-    long pid = 0;
+    std::string session = e.path().filename().string(), dir = e.path().string(), why;
     std::int64_t started = 0;
-    if (listed.count(session) || !e.is_directory(ec) || e.is_symlink(ec)) continue;
-    if (!read_dir_owner(e.path().string(), pid, started, boot)) continue;
-    std::string why = boot != boot_id ? "the seat rebooted since its launch (boot id " + boot + ")"
-                      : !alive(pid, started) ? "its launcher (pid " + std::to_string(pid) + ") is gone"
-                                             : "";
-    if (why.empty()) continue;
-    bool removed = false;
-    with_session_dir_locked(e.path().string(), kSweepWaitMs, [&] {  // its owner read again: a launcher may have taken it
-      long now_pid = 0;
-      std::int64_t now_started = 0;
-      std::string now_boot;
-      if (!read_dir_owner(e.path().string(), now_pid, now_started, now_boot) || now_pid != pid ||
-          now_started != started || now_boot != boot || !unmount_seat_tmpfs(e.path().string()))
-        return;  // a new owner, or a mount stays: never removed across it
-      std::filesystem::remove_all(e.path(), ec);  // never follows links
-      removed = true;
+    if (listed.count(session) || !e.is_directory(ec) || e.is_symlink(ec) || why_stale(dir, boot_id, alive, started).empty())
+      continue;
+    with_session_dir_locked(dir, kSweepWaitMs, [&] {  // read again: a launcher may have taken it since
+      why = why_stale(dir, boot_id, alive, started);
+      if (why.empty() || !unmount_seat_tmpfs(dir)) return (void)(why = "");  // a mount stays: never removed across it
+      std::filesystem::remove_all(dir, ec);  // never follows links
     });
-    if (removed) out.push_back({session, started, why + " and no container carries its session"});
+    if (!why.empty()) out.push_back({session, started, why + " and no container carries its session"});
   }
   return out;
+}
+
+bool take_session_dir(const LaunchPlan& plan, SessionDirLock& lock) {
+  if (!lock.take(plan.session_dir)) return false;
+  if (lock.made()) return true;
+  refuse_if_held(plan);
+  if (owned_by_plan(plan)) return true;  // another part of this launcher took it first
+  // What launchers now gone left (owner files, a socket, a seat tmpfs): never across a mount that stays.
+  if (!unmount_seat_tmpfs(plan.session_dir)) return errno = EBUSY, false;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(plan.session_dir, ec)) std::filesystem::remove_all(e.path(), ec);
+  return true;
 }
 
 }  // namespace asbx

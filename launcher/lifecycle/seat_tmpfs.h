@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/plan.h"
+#include "launcher/lifecycle/session_dir.h"
 
 namespace asbx {
 
@@ -30,6 +31,13 @@ class SeatTmpfs {
   std::string owner_;  // SESSION_DIR/tmpfs/owner, once written
   std::string dir_;    // the session dir, once taken (session_dir.h)
 };
+
+// PLAN's session dir taken under LOCK (session_dir.h), for this launcher to write its owner file in:
+// made; or found, and refused (create_failed, refuse_if_held) when an owner file names another live
+// launcher; a found dir no live launcher owns is cleared of what gone ones left (owner files, a
+// socket, a seat tmpfs unmounted first, never across a mount), unless this launcher owns it already.
+// False, errno set, when it cannot be made, locked or cleared.
+bool take_session_dir(const LaunchPlan& plan, SessionDirLock& lock);
 
 // A launcher leaving its session dir DIR: under the dir's lock, its owner file OWNER ("" when it wrote
 // none) goes and, when no owner file is left in DIR, its seat tmpfs and DIR itself (only when empty,

@@ -101,16 +101,16 @@ void SeccompListener::bind(const LaunchPlan& plan) {
   if (path.empty()) return;
   std::string parent = plan.session_dir.substr(0, plan.session_dir.rfind('/')), why;
   if (!make_dirs(parent, &why)) refuse(path, why);
-  SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
-  if (!lock.take(plan.session_dir)) refuse(path, errno_text(("cannot take " + plan.session_dir).c_str()));
-  dir_ = plan.session_dir;
-  if (!lock.made()) refuse_if_held(plan);
-  std::string owner = plan.session_dir + "/owner";
-  drop_gone_owner(owner, plan);
-  struct stat st{};
-  if (::lstat(owner.c_str(), &st) != 0) {  // gc finds the dir by it if this launcher is killed before its container exists
-    if (!write_session_owner(owner, plan)) refuse(path, errno_text(("write " + owner).c_str()));
-    owner_ = owner;
+  {
+    SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
+    if (!take_session_dir(plan, lock)) refuse(path, errno_text(("cannot take " + plan.session_dir).c_str()));
+    dir_ = plan.session_dir;
+    std::string owner = plan.session_dir + "/owner";
+    struct stat st{};
+    if (::lstat(owner.c_str(), &st) != 0) {  // gc finds the dir by it if this launcher is killed before its container exists
+      owner_ = owner;  // first: close() removes one written in part
+      if (!write_session_owner(owner, plan)) refuse(path, errno_text(("write " + owner).c_str()));
+    }
   }
   fd_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   sockaddr_un addr{};

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>
@@ -30,10 +31,6 @@ bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::
 
 }  // namespace
 
-bool read_dir_owner(const std::string& dir, long& pid, std::int64_t& started, std::string& boot) {
-  return read_owner(dir + kTmpfsDir + kOwnerFile, pid, started, boot) || read_owner(dir + kOwnerFile, pid, started, boot);
-}
-
 bool write_session_owner(const std::string& path, const LaunchPlan& plan) {
   auto label = [&](const char* key) {
     auto it = plan.labels.find(key);
@@ -55,13 +52,26 @@ bool replace_session_owner(const std::string& session_dir, const LaunchPlan& pla
   return false;
 }
 
-void drop_gone_owner(const std::string& path, const LaunchPlan& plan) {
-  long pid = 0;
-  std::int64_t started = 0;
-  std::string boot;
-  auto own = plan.labels.find("agent-sandbox.launcher-pid");
-  if (read_owner(path, pid, started, boot) && own != plan.labels.end() && own->second == std::to_string(pid)) return;
-  ::unlink(path.c_str());  // refuse_if_held let the dir be taken: its owner is gone, or the file is not whole
+std::string label_of(const LaunchPlan& plan, const char* key) {
+  auto it = plan.labels.find(key);
+  return it == plan.labels.end() ? std::string() : it->second;
+}
+
+DirOwners read_dir_owners(const std::string& dir, const std::string& boot_id, const std::function<bool(long, std::int64_t)>& alive,
+                          long mine) {
+  DirOwners o;
+  for (const std::string& file : {dir + kTmpfsDir + kOwnerFile, dir + kOwnerFile}) {
+    long pid = 0;
+    std::int64_t started = 0;
+    std::string boot;
+    if (!read_owner(file, pid, started, boot)) continue;
+    if (!o.whole) o.pid = pid, o.started = started, o.boot = boot;
+    o.whole = true;
+    if (pid == mine) o.mine = true;
+    else if (boot == boot_id && alive(pid, started)) o.live = o.live ? o.live : pid;
+    else if (boot == boot_id) o.gone_this_boot = true;
+  }
+  return o;
 }
 
 void refuse_if_held(const LaunchPlan& plan) {
@@ -71,39 +81,31 @@ void refuse_if_held(const LaunchPlan& plan) {
 }
 
 long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, std::int64_t)>& alive) {
-  long pid = 0;
-  std::int64_t started = 0;
-  std::string boot;
-  if (!read_dir_owner(plan.session_dir, pid, started, boot))
-    return 0;
-  auto own = plan.labels.find("agent-sandbox.launcher-pid");
-  if (own != plan.labels.end() && own->second == std::to_string(pid)) return 0;
-  auto boot_id = plan.labels.find("agent-sandbox.boot-id");
-  if (boot_id == plan.labels.end() || boot_id->second != boot || !alive(pid, started)) return 0;
-  return pid;
+  long mine = std::atol(label_of(plan, "agent-sandbox.launcher-pid").c_str());
+  std::string boot = label_of(plan, "agent-sandbox.boot-id");
+  return boot.empty() ? 0 : read_dir_owners(plan.session_dir, boot, alive, mine).live;
+}
+
+bool owned_by_plan(const LaunchPlan& plan) {
+  long mine = std::atol(label_of(plan, "agent-sandbox.launcher-pid").c_str());
+  return mine > 0 && read_dir_owners(plan.session_dir, "", [](long, std::int64_t) { return false; }, mine).mine;
 }
 
 bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id,
                       const std::function<bool(long, std::int64_t)>& alive) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(runtime_dir, ec)) {
-    std::string boot;
-    long pid = 0;
-    std::int64_t started = 0;
     // A pool member's dir names its keeper, which its claim kills: members go by their claims.
     if (!e.is_directory(ec) || e.is_symlink(ec) || e.path().filename().string().rfind("pool-", 0) == 0) continue;
-    if (read_dir_owner(e.path().string(), pid, started, boot) && boot == boot_id && !alive(pid, started))
-      return true;
+    DirOwners o = read_dir_owners(e.path().string(), boot_id, alive, 0);
+    if (o.gone_this_boot && !o.live) return true;
   }
   return false;
 }
 
 bool owner_holds(const std::string& dir, const std::string& boot_id,
                  const std::function<bool(long pid, std::int64_t started_unix)>& alive) {
-  long pid = 0;
-  std::int64_t started = 0;
-  std::string boot;
-  return read_dir_owner(dir, pid, started, boot) && boot == boot_id && alive(pid, started);
+  return read_dir_owners(dir, boot_id, alive, 0).live != 0;
 }
 
 }  // namespace asbx

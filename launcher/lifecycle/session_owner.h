@@ -10,9 +10,6 @@
 
 namespace asbx {
 
-// A session dir's owner: the seat tmpfs's file when the seat tmpfs made the dir, else the dir's own.
-bool read_dir_owner(const std::string& dir, long& pid, std::int64_t& started, std::string& boot);
-
 // The session dir's owner: the launcher's pid, the session's start and the boot, as the container's
 // labels carry them. Whoever makes the session dir writes SESSION_DIR/owner (the seccomp listener,
 // a persistent session's claim); mount() writes SESSION_DIR/tmpfs/owner before the first mount.
@@ -22,8 +19,8 @@ bool write_session_owner(const std::string& path, const LaunchPlan& plan);
 // names itself once it has relabelled the plan. False when it cannot be.
 bool replace_session_owner(const std::string& session_dir, const LaunchPlan& plan);
 
-// The live launcher, other than the plan's own, that SESSION_DIR's owner (either file) names; 0 when
-// none does (no owner, another boot, or its launcher gone). A second launcher of a session id must
+// The live launcher, other than the plan's own, that an owner file of SESSION_DIR (either) names; 0
+// when none does (no owner, another boot, or its launcher gone). A second launcher of a session id must
 // never take over the first's sockets.
 long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
@@ -42,8 +39,22 @@ bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id
 bool owner_holds(const std::string& dir, const std::string& boot_id,
                  const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
-// An owner file at PATH that does not name PLAN's launcher is removed: the caller took the session
-// dir under its lock and refuse_if_held let it (that owner is gone, or the file is not whole).
-void drop_gone_owner(const std::string& path, const LaunchPlan& plan);
+// What a session dir's owner files (both) say.
+struct DirOwners {
+  bool whole = false;           // at least one file is whole
+  long pid = 0;                 // the first whole one's (the seat tmpfs's first): gc's line names it
+  std::int64_t started = 0;
+  std::string boot;
+  long live = 0;                // a launcher of BOOT_ID that is alive, other than MINE, one file names
+  bool mine = false;            // a file names MINE
+  bool gone_this_boot = false;  // a file names a launcher of BOOT_ID that is gone
+};
+// Either file may be the one that counts: a seat tmpfs's left by a killed launcher must not hide the
+// live owner a new launcher of the id wrote beside it. MINE: 0 for none.
+DirOwners read_dir_owners(const std::string& dir, const std::string& boot_id,
+                          const std::function<bool(long pid, std::int64_t started_unix)>& alive, long mine);
+
+// Whether an owner file in PLAN's session dir names PLAN's own launcher (another part of it took the dir).
+bool owned_by_plan(const LaunchPlan& plan);
 
 }  // namespace asbx

@@ -52,19 +52,21 @@ UniqueFd take_listener(const Member& m, const std::string& want, std::string& wh
 
 
 
-// The session's own dir with its owner, as the cold path's listener makes it: an id a live launcher
-// holds is refused before any member is touched. "" when this launcher did not make it.
+// The session's own dir with its owner, as the cold path's listener takes it: an id a live launcher
+// holds is refused before any member is touched.
 std::string hold_session_dir(const LaunchPlan& plan) {
   std::string why, parent = plan.session_dir.substr(0, plan.session_dir.rfind('/'));
   if (!make_dirs(parent, &why)) throw Error(ErrorKind::internal, "warm pool: " + parent + ": " + why);
-  SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
-  if (!lock.take(plan.session_dir))
-    throw Error(ErrorKind::internal, "warm pool: cannot take " + plan.session_dir + ": " + std::strerror(errno));
-  if (!lock.made()) refuse_if_held(plan);
-  drop_gone_owner(plan.session_dir + "/owner", plan);
-  if (!write_session_owner(plan.session_dir + "/owner", plan))
-    throw Error(ErrorKind::internal, "warm pool: cannot write " + plan.session_dir + "/owner");
-  return plan.session_dir;
+  std::string owner = plan.session_dir + "/owner";
+  {
+    SessionDirLock lock;  // held until the owner is written: gc reads it under the lock (session_dir.h)
+    if (!take_session_dir(plan, lock))
+      throw Error(ErrorKind::internal, "warm pool: cannot take " + plan.session_dir + ": " + std::strerror(errno));
+    if (write_session_owner(owner, plan)) return plan.session_dir;
+  }
+  int err = errno;
+  leave_session_dir(plan.session_dir, owner);  // one written in part goes, and the dir when nothing else holds it
+  throw Error(ErrorKind::internal, "warm pool: cannot write " + owner + ": " + std::strerror(err));
 }
 
 void drop_claimed(const LaunchPlan& plan, const std::string& runtime_dir, Member m, const std::string& why) {

@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from harness import IMAGE, LAUNCHER, SeatTest, podman, session_containers
+from harness import CODES, IMAGE, LAUNCHER, TEST_POOL, SeatTest, podman, session_containers
 from test_cleanup_off_path import marker_of, pid_alive
 
 
@@ -182,3 +182,21 @@ class ASessionDirChangingHands(SeatTest):
         self.assertEqual(proc.returncode, 4, err)
         self.assertEqual(session_containers("dir-taken"), [])
         self.assertFalse(d.exists())  # the dir it made again, left
+
+    def test_an_owner_file_written_in_part_leaves_no_dir_behind(self):
+        """A runtime dir with no room (a tmpfs of the test's own, full): the session's first owner file
+        is made but not written; the launcher removes it and the dir on its way out, so nothing stays
+        that gc would not recognise (hostile pass, stop 57: it stayed, and no gc ever took it)."""
+        if TEST_POOL:
+            self.skipTest("a full runtime dir has no room for members")
+        run = self.seat.dir / "run"
+        run.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(run)], check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", str(run)])
+        (run / "filler").write_bytes(b"\0" * 65536)
+        proc, rec = self.seat.status("--id", "dir-full", "--", "true")
+        self.assertIn(proc.returncode, (CODES["isolation_unavailable"], CODES["seccomp_unavailable"]), proc.stderr)
+        self.assertIn("/dir-full/", rec["message"])
+        self.assertTrue(rec["message"].endswith(": No space left on device; nothing was started"), rec["message"])
+        self.assertEqual(sorted(p.name for p in run.iterdir()), ["filler"])
+        self.assertNoContainer("dir-full")

@@ -6,7 +6,7 @@ import json
 import subprocess
 import time
 
-from harness import LAUNCHER, podman
+from harness import LAUNCHER, podman, session_containers
 from test_warm_path import WarmSeat
 
 BEAT = "while :; do date +%s%N > .b && mv .b beat; done"  # a beat every few ms while it lives, never half-written
@@ -38,3 +38,39 @@ class KilledLauncher(WarmSeat):
         self.assertEqual(proc.stdout, b"gone-before\n")  # the orphan's last beat came before this agent's start
         self.assertEqual(named("asbx-orphaned"), [])
         self.assertIn("gc", rec["durations_ms"]["phases"])
+
+
+class TheIdOfAKilledColdSession(WarmSeat):
+    """A cold launcher SIGKILLed with its seat tmpfs mounted leaves that tmpfs's owner file; a warm
+    session of the id then takes the dir and writes its own owner: the live owner counts, whichever
+    file names it (launcher/lifecycle/session_owner.h). gc keeps the warm session's dir, and a third
+    launcher of the id is refused while it runs (hostile pass, stop 57)."""
+
+    def test_a_killed_cold_launchers_owner_file_hides_no_live_warm_session(self):
+        self.fill()
+        self.ready()
+        self.seat.config_file.write_text(self.base)  # the pool off for the first: cold
+        first = subprocess.Popen([str(LAUNCHER), "--id", "reused", "--", "sleep", "60"], env=self.seat.env(),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        until = time.monotonic() + 30
+        while named("asbx-reused") != ["running"]:
+            self.assertLess(time.monotonic(), until, "the first session did not start")
+            time.sleep(0.05)
+        first.kill()
+        first.wait(timeout=10)
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base)
+        status = self.seat.dir / "warm.json"
+        warm = subprocess.Popen([str(LAUNCHER), "--id", "reused", "--status-file", str(status), "--", "sh", "-c",
+                                 "sleep 8; echo warm-done"], env=self.seat.env(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            time.sleep(4)  # its gc beside the claim has removed the orphan by now, and its dir with it before
+            self.assertTrue((self.seat.dir / "run" / "reused" / "owner").exists(), "the warm session's dir was taken")
+            proc, rec = self.seat.status("--id", "reused", "--", "true")
+            self.assertLauncherError(proc, rec, "create_failed", "--id reused: a session of that id is already running "
+                                     f"on this seat (its launcher is pid {warm.pid}); nothing was created")
+        finally:
+            out, err = warm.communicate(timeout=60)
+        self.assertEqual((warm.returncode, out), (0, b"warm-done\n"), err)
+        self.assertEqual(json.loads(status.read_text())["path"], "warm")
+        self.assertEqual(session_containers("reused"), [])

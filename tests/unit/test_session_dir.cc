@@ -133,17 +133,45 @@ TEST_CASE("session dir: a launcher leaving removes it only when no owner file is
   CHECK(fs::exists(t.dir / "p" / "attach.sock"));  // only ever an empty dir, beyond its tmpfs
 }
 
-TEST_CASE("session dir: an owner file a gone launcher left is dropped; the plan's own is kept") {
+TEST_CASE("session dir: a seat tmpfs's owner file a killed launcher left hides no live owner beside it") {
+  test::TempDir t;
+  fs::create_directories(t.dir / "s" / "tmpfs" / "0");
+  t.write("s/tmpfs/owner", "222 100 boot-1\n");  // a cold launcher killed with its seat tmpfs
+  t.write("s/owner", "111 100 boot-1\n");        // the warm launcher of the id that took the dir since
+  auto alive = [](long pid, std::int64_t) { return pid == 111; };
+  DirOwners o = read_dir_owners(t.s("s"), "boot-1", alive, 0);
+  CHECK((o.whole && o.live == 111 && o.gone_this_boot && o.pid == 222 && !o.mine));
+  CHECK(owner_holds(t.s("s"), "boot-1", alive));
+  CHECK(read_dir_owners(t.s("s"), "boot-1", alive, 111).mine);
+  LaunchPlan plan;
+  plan.session_dir = t.s("s");
+  plan.labels = {{"agent-sandbox.launcher-pid", "333"}, {"agent-sandbox.boot-id", "boot-1"}};
+  CHECK(session_dir_holder(plan, alive) == 111);
+  CHECK(collect_stale_seat_tmpfs(t.s(), {}, "boot-1", alive).empty());
+  CHECK(fs::exists(t.dir / "s" / "owner"));
+}
+
+TEST_CASE("session dir: taking a dir gone launchers left clears it; one this launcher holds is kept") {
   test::TempDir t;
   LaunchPlan plan;
-  plan.labels = {{"agent-sandbox.launcher-pid", "333"}};
-  t.write("gone", "222 100 boot-1\n");
-  t.write("mine", "333 100 boot-1\n");
-  t.write("torn", "333 10");
-  drop_gone_owner(t.s("gone"), plan);
-  drop_gone_owner(t.s("mine"), plan);
-  drop_gone_owner(t.s("torn"), plan);
-  CHECK_FALSE(fs::exists(t.dir / "gone"));
-  CHECK(fs::exists(t.dir / "mine"));
-  CHECK_FALSE(fs::exists(t.dir / "torn"));
+  plan.session_id.assign(1, 's');  // (a literal here meets a false -Wrestrict of GCC 12)
+  plan.session_dir = t.s("s");
+  plan.labels = {{"agent-sandbox.launcher-pid", std::to_string(::getpid())}, {"agent-sandbox.boot-id", "boot-x"}};
+  fs::create_directories(t.dir / "s" / "tmpfs" / "0");
+  t.write("s/tmpfs/owner", "2147483 100 boot-x\n");  // no such pid: gone
+  t.write("s/seccomp.sock", "");
+  {
+    SessionDirLock lock;
+    REQUIRE(take_session_dir(plan, lock));
+    CHECK_FALSE(lock.made());
+  }
+  CHECK(fs::is_directory(t.dir / "s"));
+  CHECK(fs::is_empty(t.dir / "s"));  // the gone launcher's owner, socket and tmpfs dir: cleared
+  t.write("s/owner", std::to_string(::getpid()) + " 100 boot-x\n");  // this launcher's recorder took it first
+  {
+    SessionDirLock lock;
+    REQUIRE(take_session_dir(plan, lock));
+  }
+  CHECK(fs::exists(t.dir / "s" / "owner"));  // kept
 }
+
