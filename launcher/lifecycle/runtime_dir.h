@@ -7,9 +7,9 @@
 
 namespace asbx {
 
-// Makes SEAT's runtime dir when it is missing. Throws Error(config) naming it and the seat file when
-// it cannot be made, is not a directory (a link is not followed), is not owned by the launcher's
-// user, or group or others may write it. Nothing is created then but the missing dirs.
+// Throws Error(config) naming SEAT's runtime dir and the seat file when it is there but cannot be
+// opened, is not a directory (a link is not followed), is not owned by the launcher's user, or group
+// or others may write it. A missing one passes: the first session dir's taker makes it, 0700. Creates nothing.
 void check_runtime_dir(const SeatConfig& seat);
 
 }  // namespace asbx

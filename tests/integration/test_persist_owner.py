@@ -70,12 +70,13 @@ class PersistentOwner(InteractiveSeat):
 
 class OwnerUnwritable(SeatTest):
     """A runtime dir with no inode left for the owner (a tmpfs of 2 inodes: itself and the session
-    dir), or for the attach socket (3): refused, and nothing of the session is left behind."""
+    dir), or for the attach socket (3): refused, and nothing of the session is left behind. (Mode
+    0700: a runtime dir others may write is refused before anything, launcher/lifecycle/runtime_dir.h.)"""
 
     def launch_on_tmpfs(self, inodes, sid):
         run = self.seat.dir / "run"
         run.mkdir(exist_ok=True)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"nr_inodes={inodes},size=1m", "tmpfs", str(run)]).returncode:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"nr_inodes={inodes},size=1m,mode=0700", "tmpfs", str(run)]).returncode:
             unavailable(self, "cannot mount a tmpfs (root needed)")
         self.addCleanup(subprocess.run, ["umount", "-l", str(run)])
         status = self.seat.dir / f"{sid}.json"
