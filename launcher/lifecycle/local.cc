@@ -194,7 +194,7 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
   // that orphan may be in this workspace (its busy lock went with its launcher) (docs/THREATS.md).
   auto gc = [&] { gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat)); };
   std::future<void> beside = warm ? std::async(std::launch::async, gc) : std::future<void>();
-  bool wait_gc = warm && orphan_in_sight(seat.runtime_dir);
+  bool wait_gc = warm && (warm->orphan_in_sight || orphan_in_sight(seat.runtime_dir));
   if (!warm) gc();
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;

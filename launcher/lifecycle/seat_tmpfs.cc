@@ -59,8 +59,16 @@ bool is_mount_root(const std::string& path) {
   return !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
+// Whether PATH is a directory itself, not a link to one: what a session dir's tmpfs/ must be before
+// anything lists it (a link planted there would lead the unmounts and removals elsewhere).
+bool real_dir(const std::string& path) {
+  struct stat st{};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 // The entries of a session's tmpfs dir (mount points, the owner file), then the dir: one level only.
 void remove_flat(const std::string& dir) {
+  if (!real_dir(dir)) return (void)::unlink(dir.c_str());
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (::rmdir(e.path().c_str()) != 0) ::unlink(e.path().c_str());
@@ -119,6 +127,7 @@ void leave_session_dir(const std::string& dir, const std::string& owner) {
 }
 
 bool unmount_seat_tmpfs(const std::string& session_dir) {
+  if (!real_dir(session_dir + kTmpfsDir)) return true;  // none, or a link: nothing of ours is mounted there
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
     ::umount2(e.path().c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/beneath.h"
@@ -60,7 +61,9 @@ std::string label_of(const LaunchPlan& plan, const char* key) {
 DirOwners read_dir_owners(const std::string& dir, const std::string& boot_id, const std::function<bool(long, std::int64_t)>& alive,
                           long mine) {
   DirOwners o;
-  for (const std::string& file : {dir + kTmpfsDir + kOwnerFile, dir + kOwnerFile}) {
+  struct stat st{};
+  bool tmpfs_dir = ::lstat((dir + kTmpfsDir).c_str(), &st) == 0 && S_ISDIR(st.st_mode);  // never through a link
+  for (const std::string& file : {tmpfs_dir ? dir + kTmpfsDir + kOwnerFile : std::string(), dir + kOwnerFile}) {
     long pid = 0;
     std::int64_t started = 0;
     std::string boot;

@@ -19,10 +19,12 @@
 #include "launcher/lifecycle/session_owner.h"
 #include "launcher/lifecycle/session_dir.h"
 #include <sys/stat.h>
+#include "launcher/podman/gc.h"
 #include "launcher/podman/liveness.h"
 #include "launcher/podman/pool_claim.h"
 #include "launcher/pool/member.h"
 #include "launcher/pool/pool.h"
+#include "launcher/pool/pool_gc.h"
 #include "launcher/pool/ready.h"
 
 namespace asbx {
@@ -148,6 +150,9 @@ void release_session_dir(const std::string& own_dir) {
 std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string& runtime_dir, const ImageQuestion& asked,
                                       std::string& why_cold) {
   std::int64_t t0 = steady_ms();
+  HostFacts host = current_host_facts();  // read before the take clears a dead owner's files
+  bool orphan = dead_owner_under(runtime_dir, host.boot_id, host.launcher_alive) ||
+                dead_claim_under(runtime_dir, host.launcher_alive);
   std::string own;
   try {
     own = hold_session_dir(plan);
@@ -159,7 +164,7 @@ std::optional<WarmMember> take_member(const LaunchPlan& plan, const std::string&
   std::optional<WarmMember> w = take_one(plan, runtime_dir, asked, why_cold);
   if (!w) release_session_dir(own);
   else w->own_dir = own;
-  if (w) w->claim_ms = steady_ms() - t0;
+  if (w) w->claim_ms = steady_ms() - t0, w->orphan_in_sight = orphan;
   return w;
 }
 

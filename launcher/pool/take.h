@@ -31,6 +31,9 @@ struct WarmMember {
   // podman's inspect of it, asked the moment it was won, beside the listener's take and the image's
   // check (the session's "inspect" phase waits for what is left of it). get() rethrows its Error.
   std::shared_future<nlohmann::json> inspected;
+  // A killed launcher's session was in sight before the claim took the session's dir, whose dead
+  // owner's files the take clears: the launch waits for its gc (launcher/lifecycle/local.cc).
+  bool orphan_in_sight = false;
 };
 
 // podman's answer to "which image is this name now", asked as soon as the seat config is read, so

@@ -200,3 +200,26 @@ class ASessionDirChangingHands(SeatTest):
         self.assertTrue(rec["message"].endswith(": No space left on device; nothing was started"), rec["message"])
         self.assertEqual(sorted(p.name for p in run.iterdir()), ["filler"])
         self.assertNoContainer("dir-full")
+
+    def test_a_link_in_place_of_a_session_dirs_tmpfs_is_never_followed(self):
+        """A link where a session dir's tmpfs/ goes (only the runtime dir's own user can plant one:
+        launcher/lifecycle/runtime_dir.h): taking the dir and gc remove the link and never unmount
+        or remove what it leads to (second hostile pass, stop 57: a mount behind it was detached)."""
+        victim = self.seat.dir / "victim"
+        (victim / "m").mkdir(parents=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(victim / "m")], check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", str(victim / "m")])
+        (victim / "m" / "file").write_text("precious\n")
+        (victim / "owner").write_text(f"{os.getpid()} 1 x\n")
+        for sid, step in (("dir-link", lambda: self.seat.run("--id", "dir-link", "--", "true")),
+                          ("dir-link-gc", lambda: self.seat.run("gc"))):
+            d = self.seat.dir / "run" / sid
+            d.mkdir(parents=True)
+            (d / "owner").write_text("2147483 1 " + pathlib.Path("/proc/sys/kernel/random/boot_id").read_text())
+            (d / "tmpfs").symlink_to(victim)
+            proc = step()
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual((victim / "m" / "file").read_text(), "precious\n", sid)
+            self.assertTrue(os.path.ismount(victim / "m"), sid)
+            self.assertTrue((victim / "owner").exists(), sid)
+            self.assertFalse(d.exists(), sid)

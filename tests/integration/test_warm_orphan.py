@@ -74,3 +74,26 @@ class TheIdOfAKilledColdSession(WarmSeat):
         self.assertEqual((warm.returncode, out), (0, b"warm-done\n"), err)
         self.assertEqual(json.loads(status.read_text())["path"], "warm")
         self.assertEqual(session_containers("reused"), [])
+
+    def test_a_warm_session_never_runs_beside_a_killed_cold_launchers_orphan_of_its_own_id(self):
+        """The same with one id, the first cold (second hostile pass, stop 57): the warm claim takes
+        the dead launcher's session dir and clears its owner files, the evidence the launch waits on;
+        it is read before the claim."""
+        self.fill()
+        self.ready()
+        ws = self.workspace("same-id")
+        self.seat.config_file.write_text(self.base)  # the pool off for the first: cold
+        first = subprocess.Popen([str(LAUNCHER), "--id", "reused-ws", "--workspace", str(ws), "--timeout", "10m",
+                                  "--", "sh", "-c", BEAT], env=self.seat.env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        until = time.monotonic() + 30
+        while not (ws / "beat").exists() or named("asbx-reused-ws") != ["running"]:
+            self.assertLess(time.monotonic(), until, "the first session did not start")
+            time.sleep(0.05)
+        first.kill()
+        first.wait(timeout=10)
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base)
+        proc, rec = self.seat.status("--id", "reused-ws", "--workspace", str(ws), "--", "sh", "-c", AFTER)
+        self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
+        self.assertEqual(proc.stdout, b"gone-before\n")  # the orphan's last beat came before this agent's start
+        self.assertEqual(session_containers("reused-ws"), [])
