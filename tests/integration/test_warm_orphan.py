@@ -19,19 +19,24 @@ def named(name):
     return [c["State"] for c in json.loads(out or "[]")]
 
 
+def orphan_beating(test, sid, ws):
+    """A session of SID beating in WS, its launcher SIGKILLed once its agent runs: an orphan."""
+    first = subprocess.Popen([str(LAUNCHER), "--id", sid, "--workspace", str(ws), "--timeout", "10m",
+                              "--", "sh", "-c", BEAT], env=test.seat.env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    until = time.monotonic() + 30
+    while not (ws / "beat").exists() or named("asbx-" + sid) != ["running"]:
+        test.assertLess(time.monotonic(), until, "the first session did not start")
+        time.sleep(0.05)
+    first.kill()
+    first.wait(timeout=10)
+
+
 class KilledLauncher(WarmSeat):
     def test_a_warm_session_never_runs_beside_a_killed_launchers_orphan_in_its_workspace(self):
         self.fill()
         ws = self.workspace("shared")
-        first = subprocess.Popen([str(LAUNCHER), "--id", "orphaned", "--workspace", str(ws), "--timeout", "10m",
-                                  "--", "sh", "-c", BEAT], env=self.seat.env(),
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        until = time.monotonic() + 30
-        while not (ws / "beat").exists() or named("asbx-orphaned") != ["running"]:
-            self.assertLess(time.monotonic(), until, "the first session did not start")
-            time.sleep(0.05)
-        first.kill()
-        first.wait(timeout=10)
+        orphan_beating(self, "orphaned", ws)
         self.assertEqual(named("asbx-orphaned"), ["running"])  # its agent beats on, its launcher gone
         proc, rec = self.seat.status("--id", "after", "--workspace", str(ws), "--", "sh", "-c", AFTER)
         self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
@@ -83,15 +88,7 @@ class TheIdOfAKilledColdSession(WarmSeat):
         self.ready()
         ws = self.workspace("same-id")
         self.seat.config_file.write_text(self.base)  # the pool off for the first: cold
-        first = subprocess.Popen([str(LAUNCHER), "--id", "reused-ws", "--workspace", str(ws), "--timeout", "10m",
-                                  "--", "sh", "-c", BEAT], env=self.seat.env(),
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        until = time.monotonic() + 30
-        while not (ws / "beat").exists() or named("asbx-reused-ws") != ["running"]:
-            self.assertLess(time.monotonic(), until, "the first session did not start")
-            time.sleep(0.05)
-        first.kill()
-        first.wait(timeout=10)
+        orphan_beating(self, "reused-ws", ws)
         self.seat.config_file.write_text("pool_size = 2\n" + self.base)
         proc, rec = self.seat.status("--id", "reused-ws", "--workspace", str(ws), "--", "sh", "-c", AFTER)
         self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
