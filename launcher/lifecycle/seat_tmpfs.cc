@@ -141,7 +141,7 @@ namespace {
 // Why DIR is a leftover: a whole owner file, and none naming a live launcher of this boot; "" else.
 std::string why_stale(const std::string& dir, const std::string& boot_id,
                       const std::function<bool(long, std::int64_t)>& alive, std::int64_t& started) {
-  DirOwners o = read_dir_owners(dir, boot_id, alive, 0);
+  DirOwners o = read_dir_owners(dir, boot_id, alive, {});
   if (!o.whole || o.live) return "";
   started = o.started;
   return o.boot != boot_id ? "the seat rebooted since its launch (boot id " + o.boot + ")"
@@ -171,7 +171,12 @@ std::vector<StaleSeatTmpfs> collect_stale_seat_tmpfs(const std::string& runtime_
 }
 
 bool take_session_dir(const LaunchPlan& plan, SessionDirLock& lock) {
-  if (!lock.take(plan.session_dir)) return false;
+  if (!lock.take(plan.session_dir)) {
+    if (errno != EWOULDBLOCK) return false;  // the wait's limit: someone holds the id's dir, as a live launcher would
+    throw Error(ErrorKind::create_failed, "--id " + plan.session_id + ": the session dir " + plan.session_dir +
+                                              " stayed locked for 10 s (another launcher of that id, or gc, stopped "
+                                              "while it held it); nothing was created");
+  }
   if (lock.made()) return true;
   refuse_if_held(plan);
   if (owned_by_plan(plan)) return true;  // another part of this launcher took it first

@@ -36,7 +36,8 @@ class SeatTmpfs {
 // made; or found, and refused (create_failed, refuse_if_held) when an owner file names another live
 // launcher; a found dir no live launcher owns is cleared of what gone ones left (owner files, a
 // socket, a seat tmpfs unmounted first, never across a mount), unless this launcher owns it already.
-// False, errno set, when it cannot be made, locked or cleared.
+// Throws create_failed, as for a held id, when its lock stays held 10 s (all takers alike: a warm
+// claim does not go cold to wait again). False, errno set, when it cannot be made, opened or cleared.
 bool take_session_dir(const LaunchPlan& plan, SessionDirLock& lock);
 
 // A launcher leaving its session dir DIR: under the dir's lock, its owner file OWNER ("" when it wrote

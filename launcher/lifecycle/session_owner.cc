@@ -30,15 +30,23 @@ bool read_owner(const std::string& path, long& pid, std::int64_t& started, std::
   return std::sscanf(buf, "%ld %" SCNd64 " %127s", &pid, &started, id) == 3 && pid > 0 && (boot = id, true);
 }
 
+std::string label_of(const LaunchPlan& plan, const char* key) {
+  auto it = plan.labels.find(key);
+  return it == plan.labels.end() ? std::string() : it->second;
+}
+
+// The plan's own launcher, as its owner files name it: its pid and its start (a pid alone may be
+// a gone launcher's, reused).
+Mine mine_of(const LaunchPlan& plan) {
+  return {std::atol(label_of(plan, "agent-sandbox.launcher-pid").c_str()),
+          std::atoll(label_of(plan, "agent-sandbox.started").c_str())};
+}
+
 }  // namespace
 
 bool write_session_owner(const std::string& path, const LaunchPlan& plan) {
-  auto label = [&](const char* key) {
-    auto it = plan.labels.find(key);
-    return it == plan.labels.end() ? std::string() : it->second;
-  };
-  std::string text = label("agent-sandbox.launcher-pid") + " " + label("agent-sandbox.started") + " " +
-                     label("agent-sandbox.boot-id") + "\n";
+  std::string text = label_of(plan, "agent-sandbox.launcher-pid") + " " + label_of(plan, "agent-sandbox.started") + " " +
+                     label_of(plan, "agent-sandbox.boot-id") + "\n";
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   return fd && ::write(fd.get(), text.data(), text.size()) == ssize_t(text.size());
 }
@@ -53,13 +61,8 @@ bool replace_session_owner(const std::string& session_dir, const LaunchPlan& pla
   return false;
 }
 
-std::string label_of(const LaunchPlan& plan, const char* key) {
-  auto it = plan.labels.find(key);
-  return it == plan.labels.end() ? std::string() : it->second;
-}
-
 DirOwners read_dir_owners(const std::string& dir, const std::string& boot_id, const std::function<bool(long, std::int64_t)>& alive,
-                          long mine) {
+                          Mine mine) {
   DirOwners o;
   struct stat st{};
   bool tmpfs_dir = ::lstat((dir + kTmpfsDir).c_str(), &st) == 0 && S_ISDIR(st.st_mode);  // never through a link
@@ -70,7 +73,7 @@ DirOwners read_dir_owners(const std::string& dir, const std::string& boot_id, co
     if (!read_owner(file, pid, started, boot)) continue;
     if (!o.whole) o.pid = pid, o.started = started, o.boot = boot;
     o.whole = true;
-    if (pid == mine) o.mine = true;
+    if (pid == mine.pid && started == mine.started) o.mine = true;
     else if (boot == boot_id && alive(pid, started)) o.live = o.live ? o.live : pid;
     else if (boot == boot_id) o.gone_this_boot = true;
   }
@@ -84,14 +87,13 @@ void refuse_if_held(const LaunchPlan& plan) {
 }
 
 long session_dir_holder(const LaunchPlan& plan, const std::function<bool(long, std::int64_t)>& alive) {
-  long mine = std::atol(label_of(plan, "agent-sandbox.launcher-pid").c_str());
   std::string boot = label_of(plan, "agent-sandbox.boot-id");
-  return boot.empty() ? 0 : read_dir_owners(plan.session_dir, boot, alive, mine).live;
+  return boot.empty() ? 0 : read_dir_owners(plan.session_dir, boot, alive, mine_of(plan)).live;
 }
 
 bool owned_by_plan(const LaunchPlan& plan) {
-  long mine = std::atol(label_of(plan, "agent-sandbox.launcher-pid").c_str());
-  return mine > 0 && read_dir_owners(plan.session_dir, "", [](long, std::int64_t) { return false; }, mine).mine;
+  Mine mine = mine_of(plan);
+  return mine.pid > 0 && read_dir_owners(plan.session_dir, "", [](long, std::int64_t) { return false; }, mine).mine;
 }
 
 bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id,
@@ -100,7 +102,7 @@ bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id
   for (const auto& e : std::filesystem::directory_iterator(runtime_dir, ec)) {
     // A pool member's dir names its keeper, which its claim kills: members go by their claims.
     if (!e.is_directory(ec) || e.is_symlink(ec) || e.path().filename().string().rfind("pool-", 0) == 0) continue;
-    DirOwners o = read_dir_owners(e.path().string(), boot_id, alive, 0);
+    DirOwners o = read_dir_owners(e.path().string(), boot_id, alive, {});
     if (o.gone_this_boot && !o.live) return true;
   }
   return false;
@@ -108,7 +110,7 @@ bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id
 
 bool owner_holds(const std::string& dir, const std::string& boot_id,
                  const std::function<bool(long pid, std::int64_t started_unix)>& alive) {
-  return read_dir_owners(dir, boot_id, alive, 0).live != 0;
+  return read_dir_owners(dir, boot_id, alive, {}).live != 0;
 }
 
 }  // namespace asbx

@@ -39,6 +39,12 @@ bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id
 bool owner_holds(const std::string& dir, const std::string& boot_id,
                  const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
+// A launcher as an owner file names it: its pid and its start (0, 0: none).
+struct Mine {
+  long pid = 0;
+  std::int64_t started = 0;
+};
+
 // What a session dir's owner files (both) say.
 struct DirOwners {
   bool whole = false;           // at least one file is whole
@@ -46,13 +52,13 @@ struct DirOwners {
   std::int64_t started = 0;
   std::string boot;
   long live = 0;                // a launcher of BOOT_ID that is alive, other than MINE, one file names
-  bool mine = false;            // a file names MINE
+  bool mine = false;            // a file names MINE (its pid and its start: a reused pid is not MINE)
   bool gone_this_boot = false;  // a file names a launcher of BOOT_ID that is gone
 };
 // Either file may be the one that counts: a seat tmpfs's left by a killed launcher must not hide the
-// live owner a new launcher of the id wrote beside it. MINE: 0 for none.
+// live owner a new launcher of the id wrote beside it. MINE: {} for none.
 DirOwners read_dir_owners(const std::string& dir, const std::string& boot_id,
-                          const std::function<bool(long pid, std::int64_t started_unix)>& alive, long mine);
+                          const std::function<bool(long pid, std::int64_t started_unix)>& alive, Mine mine);
 
 // Whether an owner file in PLAN's session dir names PLAN's own launcher (another part of it took the dir).
 bool owned_by_plan(const LaunchPlan& plan);

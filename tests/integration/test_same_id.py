@@ -223,3 +223,21 @@ class ASessionDirChangingHands(SeatTest):
             self.assertTrue(os.path.ismount(victim / "m"), sid)
             self.assertTrue((victim / "owner").exists(), sid)
             self.assertFalse(d.exists(), sid)
+
+    def test_a_dir_locked_past_the_wait_is_refused_and_nothing_is_created(self):
+        """The take's limit: a dir whose lock stays held 10 s (a launcher of the id or a gc stopped
+        holding it) refuses the launch as a held id, warm or cold alike, and nothing is made."""
+        d = self.seat.dir / "run" / "dir-stuck"
+        d.mkdir(parents=True)
+        fd = self.locked(d)
+        try:
+            t0 = time.monotonic()
+            proc, rec = self.seat.status("--id", "dir-stuck", "--", "true")
+            waited = time.monotonic() - t0
+        finally:
+            os.close(fd)
+        self.assertLauncherError(proc, rec, "create_failed", f"--id dir-stuck: the session dir {d} stayed locked for 10 s "
+                                 "(another launcher of that id, or gc, stopped while it held it); nothing was created")
+        self.assertGreaterEqual(waited, 10)
+        self.assertEqual(list(d.iterdir()), [])
+        self.assertNoContainer("dir-stuck")

@@ -60,7 +60,7 @@ TEST_CASE("session dir: only a live launcher other than the plan's own holds it"
   fs::remove_all(run);
   LaunchPlan plan;
   plan.session_dir = (run / "s").string();
-  plan.labels = {{"agent-sandbox.launcher-pid", "333"}, {"agent-sandbox.boot-id", "boot-1"}};
+  plan.labels = {{"agent-sandbox.launcher-pid", "333"}, {"agent-sandbox.started", "100"}, {"agent-sandbox.boot-id", "boot-1"}};
   auto alive = [](long pid, std::int64_t started) { return (pid == 111 || pid == 333) && started == 100; };
   fs::create_directories(run / "s");
   CHECK(session_dir_holder(plan, alive) == 0);  // no owner

@@ -139,10 +139,11 @@ TEST_CASE("session dir: a seat tmpfs's owner file a killed launcher left hides n
   t.write("s/tmpfs/owner", "222 100 boot-1\n");  // a cold launcher killed with its seat tmpfs
   t.write("s/owner", "111 100 boot-1\n");        // the warm launcher of the id that took the dir since
   auto alive = [](long pid, std::int64_t) { return pid == 111; };
-  DirOwners o = read_dir_owners(t.s("s"), "boot-1", alive, 0);
+  DirOwners o = read_dir_owners(t.s("s"), "boot-1", alive, {});
   CHECK((o.whole && o.live == 111 && o.gone_this_boot && o.pid == 222 && !o.mine));
   CHECK(owner_holds(t.s("s"), "boot-1", alive));
-  CHECK(read_dir_owners(t.s("s"), "boot-1", alive, 111).mine);
+  CHECK(read_dir_owners(t.s("s"), "boot-1", alive, {111, 100}).mine);
+  CHECK_FALSE(read_dir_owners(t.s("s"), "boot-1", alive, {222, 99}).mine);  // a reused pid is not this launcher
   LaunchPlan plan;
   plan.session_dir = t.s("s");
   plan.labels = {{"agent-sandbox.launcher-pid", "333"}, {"agent-sandbox.boot-id", "boot-1"}};
@@ -156,7 +157,8 @@ TEST_CASE("session dir: taking a dir gone launchers left clears it; one this lau
   LaunchPlan plan;
   plan.session_id.assign(1, 's');  // (a literal here meets a false -Wrestrict of GCC 12)
   plan.session_dir = t.s("s");
-  plan.labels = {{"agent-sandbox.launcher-pid", std::to_string(::getpid())}, {"agent-sandbox.boot-id", "boot-x"}};
+  plan.labels = {{"agent-sandbox.launcher-pid", std::to_string(::getpid())}, {"agent-sandbox.started", "100"},
+                 {"agent-sandbox.boot-id", "boot-x"}};
   fs::create_directories(t.dir / "s" / "tmpfs" / "0");
   t.write("s/tmpfs/owner", "2147483 100 boot-x\n");  // no such pid: gone
   t.write("s/seccomp.sock", "");
