@@ -74,9 +74,7 @@ std::string member_digest(const LaunchPlan& plan, const std::string& image_id) {
 std::string member_spec(const LaunchPlan& plan, const std::vector<std::string>& base_env) {
   nlohmann::json b = create_body(plan);
   std::vector<std::string> argv = b.value("command", std::vector<std::string>{});
-  if (argv.empty() || argv[0].find('=') != std::string::npos)
-    throw Error(ErrorKind::internal, "warm pool: the command '" + (argv.empty() ? std::string() : argv[0]) +
-                                         "' cannot be handed to env(1)");
+  if (argv.empty()) throw Error(ErrorKind::internal, "warm pool: the plan has no command");
   std::map<std::string, std::string> env;
   for (const auto& kv : base_env) {
     auto eq = kv.find('=');
@@ -87,7 +85,9 @@ std::string member_spec(const LaunchPlan& plan, const std::vector<std::string>& 
     if (value.is_string()) env[name] = value.get<std::string>();
   std::string spec = "cd " + quoted(b.value("work_dir", std::string("/"))) + " || exit 127\nexec /usr/bin/env -i --";
   for (const auto& [name, value] : env) spec += " " + quoted(name + "=" + value);
-  // GNU env (options end at "--"): NAME=VALUE words up to the first without '=', the command.
+  // GNU env (options end at "--"): NAME=VALUE words up to the first without '=', the command. A
+  // command whose name has '=' would be read as one more variable: sh execs it (its $0) instead.
+  if (argv[0].find('=') != std::string::npos) spec += " /bin/sh -c " + quoted("exec \"$0\" \"$@\"");
   for (const auto& word : argv) spec += " " + quoted(word);
   return spec + "\n";
 }

@@ -173,6 +173,23 @@ class WarmSession(WarmSeat):
         self.assertEqual((rec["path"], rec["path_reason"]), ("cold", None))
         self.assertEqual(sorted(warm.stdout.splitlines()), sorted(cold.stdout.splitlines()))
 
+    def test_a_command_whose_name_has_an_equals_sign_runs_warm_as_it_runs_cold(self):
+        """env(1), which the member's stub execs through, would read ./A=B as one more variable: sh
+        execs it instead (launcher/pool/member.h)."""
+        self.fill()
+        ws = self.workspace("eq")
+        script = ws / "A=B"
+        script.write_text('#!/bin/sh\nprintf "%s|" "$0" "$@"; exit 5\n')
+        script.chmod(0o755)
+        os.chown(script, AGENT_UID, AGENT_UID)
+        argv = ["--workspace", str(ws), "--", "./A=B", "x", "y z", "it's"]
+        warm, rec = self.seat.status("--id", "eq-warm", *argv)
+        self.assertEqual((warm.returncode, rec["path"], rec["path_reason"]), (5, "warm", None), warm.stderr)
+        self.assertEqual(warm.stdout, b"./A=B|x|y z|it's|")
+        self.seat.config_file.write_text(self.base)  # pool off
+        cold, rec = self.seat.status("--id", "eq-cold", *argv)
+        self.assertEqual((cold.returncode, rec["path"], cold.stdout), (5, "cold", warm.stdout), cold.stderr)
+
     def test_other_limits_are_applied_to_the_member_before_it_starts(self):
         """--memory, --pids, --cpus other than the seat's: podman's update on the member's cgroup,
         read back from the cgroup's files before start (launcher/pool/warm_limits.h)."""

@@ -190,9 +190,13 @@ TEST_CASE("pool member: the spec cds and execs the cold body's command with its 
   CHECK(spec.find(" 'sh' '-c' 'echo '\\''it'\\'''\\''s'\\'' $HOME; exit 7'\n") != std::string::npos);
 }
 
-TEST_CASE("pool member: a command env(1) would read as an assignment is refused") {
+TEST_CASE("pool member: a command whose name has '=' is exec'd by sh, which env(1) would take for a variable") {
   Tree t;
-  LaunchPlan p = plan(t, "s-3", {"A=B"}, false);
-  CHECK(test::error_of([&] { member_spec(p, {}); }, ErrorKind::internal) ==
-        "warm pool: the command 'A=B' cannot be handed to env(1)");
+  LaunchPlan p = plan(t, "s-3", {"A=B", "it's"}, false);
+  std::string spec = member_spec(p, {});
+  std::string tail = " /bin/sh -c 'exec \"$0\" \"$@\"' 'A=B' 'it'\\''s'\n";
+  REQUIRE(spec.size() > tail.size());
+  CHECK(spec.substr(spec.size() - tail.size()) == tail);
+  CHECK(member_spec(plan(t, "s-4", {"/bin/A", "B=C"}, false), {}).find("/bin/sh -c") == std::string::npos);
+  CHECK(test::error_of([&] { p.argv.clear(); member_spec(p, {}); }, ErrorKind::internal) == "warm pool: the plan has no command");
 }
