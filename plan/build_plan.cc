@@ -266,6 +266,8 @@ LaunchPlan build_plan(const Request& req, const SeatConfig& seat, const UserFact
   if (plan.isolation.wall != "runc") plan.labels["agent-sandbox.isolation"] = plan.isolation.wall;
   // Whose gc judges it: seat configs sharing one service each judge their own (launcher/podman/gc.h).
   if (!seat.runtime_dir.empty()) plan.labels["agent-sandbox.runtime-dir"] = seat.runtime_dir;
+  // ... as long as that config is there: a deleted seat's orphans are any seat's gc's.
+  if (!seat.path.empty() && seat.path[0] == '/') plan.labels["agent-sandbox.seat-config"] = seat.path;
   return plan;
 }
 

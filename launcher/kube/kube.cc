@@ -19,9 +19,10 @@ constexpr const char* kMountOptionsKey = "agent-sandbox/mount-options";
 
 // Labels the Pod does not carry: a Pod has no launcher process, and its lifecycle belongs to
 // the kubelet (`gc` ignores containers without them, so a played Pod is never taken for an orphan);
-// nor a seat's runtime dir, which names the seat's gc.
+// nor a seat's runtime dir and config file, which name the seat's gc.
 bool launcher_only_label(const std::string& key) {
-  return key == "agent-sandbox.launcher-pid" || key == "agent-sandbox.boot-id" || key == "agent-sandbox.runtime-dir";
+  return key == "agent-sandbox.launcher-pid" || key == "agent-sandbox.boot-id" || key == "agent-sandbox.runtime-dir" ||
+         key == "agent-sandbox.seat-config";
 }
 
 std::string pod_name(const LaunchPlan& plan) { return checked_name("asbx-" + plan.session_id); }

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <sstream>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
@@ -78,6 +79,7 @@ LiveSession session_from_list_entry(const nlohmann::json& e) {
   s.pool = !label_text(labels, "agent-sandbox.pool").empty();
   s.runtime_dir = label_text(labels, "agent-sandbox.runtime-dir");
   s.pool_runtime_dir = label_text(labels, "agent-sandbox.pool-runtime-dir");
+  s.seat_config = label_text(labels, "agent-sandbox.seat-config");
   if (label_text(labels, "agent-sandbox.isolation") == "gvisor") s.wall = "gvisor";
   if (s.odd.empty() && s.launcher_pid > kMaxPid)
     s.odd = "label agent-sandbox.launcher-pid is " + std::to_string(s.launcher_pid) + ", past any pid";
@@ -120,9 +122,10 @@ std::string session_runtime_dir(const LiveSession& s, const std::string& own) {
   return labelled.empty() || labelled[0] != '/' ? own : labelled;  // never a path relative to gc's own dir
 }
 
-bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& dir_exists) {
+bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& exists) {
   std::string dir = session_runtime_dir(s, own);
-  return dir != own && dir_exists(dir);
+  if (dir == own || !exists(dir)) return false;
+  return s.seat_config.empty() || s.seat_config[0] != '/' || exists(s.seat_config);
 }
 
 // The label is only trusted as a dir name when it is a valid session id (no "/", no ".."). Under the
@@ -160,9 +163,10 @@ void collect_stale_tmpfs(const std::string& runtime_dir, const std::set<std::str
   }
 }
 
-bool is_dir(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_directory(path, ec);
+// A link counts as there (never followed): gc leaves the session to the seat it may lead to.
+bool is_there(const std::string& path) {
+  struct stat st{};
+  return ::lstat(path.c_str(), &st) == 0 || errno != ENOENT;
 }
 
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
@@ -181,7 +185,7 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
                                       " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
       continue;
     }
-    if (judged_elsewhere(s, runtime_dir, is_dir)) continue;  // its seat's gc: its markers, its ledger
+    if (judged_elsewhere(s, runtime_dir, is_there)) continue;  // its seat's gc: its markers, its ledger
     std::string why = orphan_reason(s, host);
     if (why.empty()) continue;
     const std::string dir = session_runtime_dir(s, runtime_dir);  // its own, or a seat's that is gone

@@ -28,6 +28,7 @@ struct LiveSession {
   bool pool = false;     // label agent-sandbox.pool: a warm pool member (launcher/pool/pool.h)
   std::string runtime_dir;  // label agent-sandbox.runtime-dir: its seat config's (absent: made before the label)
   std::string pool_runtime_dir;  // label agent-sandbox.pool-runtime-dir: where its claim file is
+  std::string seat_config;  // label agent-sandbox.seat-config: the seat config file it was made from (absent: none, or before the label)
   std::string pool_session;      // the member's own id (its session dir's name); `session` becomes the claim's
   bool pool_claimed = false;  // its claim file names the session's launcher (apply_pool_claim)
   bool pool_session_ran = false;  // ... and a session (not gc's or a fill's claim before a removal)
@@ -54,9 +55,11 @@ std::vector<LiveSession> list_sessions(PodmanApi& api);
 // (a container made before the label). Seat configs sharing one service each judge their own:
 // their removal markers, session dirs and ledger are theirs. Pure.
 std::string session_runtime_dir(const LiveSession& s, const std::string& own);
-// Whether `own`'s gc leaves `s` to another seat's: its runtime dir is another that still exists.
-// A seat whose runtime dir is gone has no gc of its own left; any seat's takes its orphans.
-bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& dir_exists);
+// Whether `own`'s gc leaves `s` to another seat's: its runtime dir is another that still exists, and
+// the seat config it was made from (when labelled) too. A seat whose runtime dir is gone, or whose
+// config file was deleted, has no gc of its own left; any seat's takes its orphans. (A killed
+// launcher's seat tmpfs keeps its runtime dir after the config went: docs/THREATS.md.)
+bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& exists);
 // Removes every orphan and its session dir under `runtime_dir` (staged credential copies
 // a killed launcher left); each removal is one line (container, session, reason) in
 // `removed`, each container with odd labels one line in `skipped` (kept, never judged), and

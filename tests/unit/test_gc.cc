@@ -108,3 +108,17 @@ TEST_CASE("seat configs sharing one service each judge their own sessions") {
   CHECK(judged_elsewhere(s, "/run/a", exists));
   CHECK(session_from_list_entry({{"Labels", {{"agent-sandbox.runtime-dir", "/run/b"}}}}).runtime_dir == "/run/b");
 }
+
+TEST_CASE("a seat whose config file was deleted has no gc of its own, though its runtime dir stays") {
+  auto exists = [](const std::string& p) { return p == "/run/a" || p == "/run/b" || p == "/home/b/seat.toml"; };
+  LiveSession s = session();
+  s.runtime_dir = "/run/b";
+  s.seat_config = "/home/b/seat.toml";
+  CHECK(judged_elsewhere(s, "/run/a", exists));  // both there: seat b's
+  s.seat_config = "/home/b/deleted.toml";
+  CHECK_FALSE(judged_elsewhere(s, "/run/a", exists));  // a mount keeps /run/b, nothing names it
+  CHECK_FALSE(judged_elsewhere(s, "/run/b", exists));  // its own
+  s.seat_config = "relative.toml";  // never a path relative to gc's own working dir: as unlabelled
+  CHECK(judged_elsewhere(s, "/run/a", exists));
+  CHECK(session_from_list_entry({{"Labels", {{"agent-sandbox.seat-config", "/x/seat.toml"}}}}).seat_config == "/x/seat.toml");
+}
