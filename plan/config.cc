@@ -188,7 +188,11 @@ SeatConfig parse_seat_config(const std::string& text, const std::string& path, c
          if (c.workspace_roots.empty()) throw Error(ErrorKind::config, where(path, n) + ": 'workspace_roots' names no root");
          roots_set = true;
        }},
-      {"runtime_dir", str(c.runtime_dir, "runtime_dir")},
+      {"runtime_dir", [&](const toml::node& n) {
+         str(c.runtime_dir, "runtime_dir")(n);
+         if (c.runtime_dir.empty() || c.runtime_dir[0] != '/')  // gc and every launch find sessions by it from anywhere
+           throw Error(ErrorKind::config, where(path, n) + ": runtime_dir '" + c.runtime_dir + "' is not an absolute path");
+       }},
       {"ledger", str(c.ledger, "ledger")},
       {"credtable", str(c.credtable, "credtable")},
       {"git_roots", [&](const toml::node& n) {

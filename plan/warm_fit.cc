@@ -30,7 +30,12 @@ const std::vector<Row>& rows() {
       {"a network other than none (the namespace is fixed at create)", [](const LaunchPlan& p) { return p.network != "none"; }},
       // --egress is the member's own empty namespace: its door is opened at claim, as after init; in
       // inject mode the wall writes the session CA into the tmpfs every member has (launcher/pool/member.h).
-      // A command whose name has '=' is warm too: sh execs it after env(1) (launcher/pool/member.h).
+      // A command whose name has '=' is exec'd by sh after env(1) (launcher/pool/member.h), which sets
+      // PWD; it unsets it, so only a PWD of the plan's own could differ from the cold path's.
+      {"a command whose name has '=' with PWD in its environment", [](const LaunchPlan& p) {
+         return !p.argv.empty() && p.argv[0].find('=') != std::string::npos &&
+                std::any_of(p.env.begin(), p.env.end(), [](const auto& kv) { return kv.first == "PWD"; });
+       }},
   };
   return table;
 }

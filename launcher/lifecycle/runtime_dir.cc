@@ -1,5 +1,6 @@
 #include "launcher/lifecycle/runtime_dir.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,7 +26,40 @@ std::string octal(mode_t mode) {
   return buf;
 }
 
+std::string component_problem(const std::string& path, const struct stat& st, bool last) {
+  uid_t me = ::geteuid();
+  if (st.st_uid != 0 && st.st_uid != me) return path + " is owned by uid " + std::to_string(st.st_uid);
+  if (last && st.st_uid != me) return path + " is not this user's";
+  bool others_write = st.st_mode & (S_IWGRP | S_IWOTH);
+  if (others_write && (last || !(st.st_mode & S_ISVTX))) return path + " may be written by others (mode " + octal(st.st_mode) + ")";
+  return "";
+}
+
 }  // namespace
+
+std::string untrusted_runtime_dir(const std::string& given) {
+  std::string dir = given;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (dir.empty() || dir[0] != '/') return "'" + dir + "' is not an absolute path";
+  UniqueFd at(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  std::string walked;
+  for (std::size_t from = 1, to; from <= dir.size(); from = to + 1) {
+    to = std::min(dir.find('/', from), dir.size());
+    std::string part = dir.substr(from, to - from);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return "'" + dir + "' has a '..' component";
+    walked += "/" + part;
+    UniqueFd next(::openat(at.get(), part.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+    if (!next && errno == ENOENT) return "";  // not there: nothing in it to act on
+    if (!next) return walked + (errno == ENOTDIR ? " is a link or not a directory" : std::string(": ") + std::strerror(errno));
+    struct stat st{};
+    if (::fstat(next.get(), &st) != 0) return walked + ": " + std::strerror(errno);
+    std::string problem = component_problem(walked, st, to >= dir.size());
+    if (!problem.empty()) return problem;
+    at = std::move(next);
+  }
+  return "";
+}
 
 void check_runtime_dir(const SeatConfig& seat) {
   if (seat.runtime_dir.empty()) return;

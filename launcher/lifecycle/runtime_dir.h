@@ -12,4 +12,11 @@ namespace asbx {
 // or others may write it. A missing one passes: the first session dir's taker makes it, 0700. Creates nothing.
 void check_runtime_dir(const SeatConfig& seat);
 
+// Why gc may not act in DIR, another seat's runtime dir it found in a label ("" when it may, or
+// when DIR is not there): a component from / on is a link or not a directory, is owned by neither
+// root nor this user, or others may write it (a sticky dir above DIR aside); or DIR itself is not
+// this user's or others may write it. Whoever controls a component could lead gc's unmounts and
+// removals anywhere (docs/THREATS.md).
+std::string untrusted_runtime_dir(const std::string& dir);
+
 }  // namespace asbx

@@ -1,11 +1,16 @@
 #include "launcher/lifecycle/seat_tmpfs.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
-#include <fcntl.h>
+#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,12 +56,37 @@ std::string wall_of(const LaunchPlan& plan) {
                                                     "): " + step + err + "; nothing was started");
 }
 
-// True when `path` is the root of a mount (an idmapped staging or a tmpfs not yet unmounted): what
-// a recursive removal must never cross (a staging is the owner's workspace).
-bool is_mount_root(const std::string& path) {
-  struct statx sx{};
-  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) != 0) return errno != ENOENT;
-  return !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+// mountinfo's escapes (\040 for a space, \011, \012, \134) undone.
+std::string unescape_mountinfo(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    bool esc = s[i] == '\\' && i + 3 < s.size();
+    if (esc && std::isdigit(static_cast<unsigned char>(s[i + 1])) && std::isdigit(static_cast<unsigned char>(s[i + 2])) &&
+        std::isdigit(static_cast<unsigned char>(s[i + 3]))) {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// Whether a mount point lies anywhere beneath DIR (this process's mount table; DIR's real path).
+// A dir that cannot be resolved counts as having one: nothing is removed then.
+bool mount_beneath(const std::string& dir) {
+  char real[PATH_MAX];
+  if (!::realpath(dir.c_str(), real)) return errno != ENOENT;
+  std::string prefix = std::string(real) + "/";
+  std::ifstream info("/proc/self/mountinfo");
+  if (!info) return true;
+  for (std::string line; std::getline(info, line);) {
+    std::istringstream fields(line);
+    std::string skip, at;
+    fields >> skip >> skip >> skip >> skip >> at;  // the 5th field: the mount point, octal-escaped
+    if (unescape_mountinfo(at).rfind(prefix, 0) == 0) return true;
+  }
+  return false;
 }
 
 // Whether PATH is a directory itself, not a link to one: what a session dir's tmpfs/ must be before
@@ -127,13 +157,11 @@ void leave_session_dir(const std::string& dir, const std::string& owner) {
 }
 
 bool unmount_seat_tmpfs(const std::string& session_dir) {
-  if (!real_dir(session_dir + kTmpfsDir)) return true;  // none, or a link: nothing of ours is mounted there
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
-    ::umount2(e.path().c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
-  for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
-    if (is_mount_root(e.path().string())) return false;
-  return true;
+  if (real_dir(session_dir + kTmpfsDir))  // else none, or a link: nothing of ours is mounted there
+    for (const auto& e : std::filesystem::directory_iterator(session_dir + kTmpfsDir, ec))
+      ::umount2(e.path().c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+  return !mount_beneath(session_dir);  // ours, or one someone else put anywhere in it
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include "launcher/lifecycle/credential_record.h"
 #include "launcher/lifecycle/diagnostics.h"
+#include "base/beneath.h"
 #include "base/fdio.h"
 #include "launcher/lifecycle/safe_files.h"
 #include "base/units.h"
@@ -127,10 +128,29 @@ bool write_status_file(const std::string& path, const json& record) {
   return ok;
 }
 
-bool append_ledger(const std::string& path, const json& line) {
+namespace {
+
+constexpr off_t kOnceTail = 256 * 1024;  // gcs that race over one orphan write within moments
+
+// Whether the ledger's tail (the file FD appends to, opened again for reading) holds TEXT.
+bool tail_holds(int fd, const std::string& text) {
+  UniqueFd in(::open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st{};
+  if (!in || ::fstat(in.get(), &st) != 0) return false;
+  off_t from = st.st_size > kOnceTail ? st.st_size - kOnceTail : 0;
+  std::string tail(static_cast<std::size_t>(st.st_size - from), '\0');
+  ssize_t n = ::pread(in.get(), tail.data(), tail.size(), from);
+  return n > 0 && tail.substr(0, static_cast<std::size_t>(n)).find(text) != std::string::npos;
+}
+
+}  // namespace
+
+bool append_ledger(const std::string& path, const json& line, const std::string& once) {
   std::string why;
   int fd = open_append_owned(path, true, why);
-  bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0 && write_all(fd, as_text(line, -1) + "\n");
+  bool ok = fd >= 0 && ::flock(fd, LOCK_EX) == 0;
+  if (ok && !once.empty() && tail_holds(fd, once)) return ::close(fd), true;  // another gc wrote it
+  ok = ok && write_all(fd, as_text(line, -1) + "\n");
   if (!ok && why.empty()) why = std::strerror(errno);
   if (!ok) say("agent-sandbox: warning: cannot append to ledger " + path + ": " + why);
   if (fd >= 0) ::close(fd);

@@ -122,6 +122,11 @@ std::string session_runtime_dir(const LiveSession& s, const std::string& own) {
   return labelled.empty() || labelled[0] != '/' ? own : labelled;  // never a path relative to gc's own dir
 }
 
+std::string idle_member_of_a_deleted_seat(const LiveSession& s, const std::function<bool(const std::string&)>& exists) {
+  if (!s.pool || s.pool_claimed || s.seat_config.empty() || s.seat_config[0] != '/' || exists(s.seat_config)) return "";
+  return "its seat config " + s.seat_config + " is gone (no claim or fill of that seat is left)";
+}
+
 bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& exists) {
   std::string dir = session_runtime_dir(s, own);
   if (dir == own || !exists(dir)) return false;
@@ -163,10 +168,11 @@ void collect_stale_tmpfs(const std::string& runtime_dir, const std::set<std::str
   }
 }
 
-// A link counts as there (never followed): gc leaves the session to the seat it may lead to.
+// A runtime dir or seat config file is there as a launcher finds it: through links (a dangling
+// one is none: the launcher would read no file and use the default seat's).
 bool is_there(const std::string& path) {
   struct stat st{};
-  return ::lstat(path.c_str(), &st) == 0 || errno != ENOENT;
+  return ::stat(path.c_str(), &st) == 0 || errno != ENOENT;
 }
 
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
@@ -187,14 +193,17 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
     }
     if (judged_elsewhere(s, runtime_dir, is_there)) continue;  // its seat's gc: its markers, its ledger
     std::string why = orphan_reason(s, host);
+    bool keeper_lives = why.empty() && !(why = idle_member_of_a_deleted_seat(s, is_there)).empty();
     if (why.empty()) continue;
     const std::string dir = session_runtime_dir(s, runtime_dir);  // its own, or a seat's that is gone
+    // Another seat's: gc acts in it only when no one else could have placed what is there.
+    const std::string untrusted = dir == runtime_dir ? "" : untrusted_runtime_dir(dir);
     // An unclaimed member: a claim may have landed since its file was read, and its keeper is
     // killed only after it. gc claims it itself before removing it; a session's claim wins instead.
-    if (s.pool && !s.pool_claimed && !claim_for_removal(s)) continue;
+    if (s.pool && !s.pool_claimed && (!untrusted.empty() || !claim_for_removal(s))) continue;
     // A session answered before its removal (deferred_removal.h): its remover is at work, or it
     // died and its record is written already (no orphan line).
-    RemovalMarker handed = read_removal_marker(dir, s.container_id);
+    RemovalMarker handed = untrusted.empty() ? read_removal_marker(dir, s.container_id) : RemovalMarker{};
     if (handed.present && host.launcher_alive(handed.pid, handed.started_unix)) continue;
     if (handed.present) why = "its remover (pid " + std::to_string(handed.pid) + ") ended before it; its record was written";
     bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
@@ -203,13 +212,21 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       ++failures;
       continue;
     }
-    remove_session_dir(dir, s.pool ? s.pool_session : s.session, host);
-    // and the claiming session's own dir, unless a new launcher of its id holds it by now
-    if (s.pool && s.pool_session_ran) remove_session_dir(s.pool_runtime_dir, s.session, host);
-    if (handed.present) ::unlink(removal_marker_path(dir, s.container_id).c_str());
-    if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
+    // its keeper waits to be claimed for ever (launcher/pool/fill.cc), holding its range
+    if (keeper_lives && host.launcher_alive(s.launcher_pid, s.started_unix)) ::kill(static_cast<pid_t>(s.launcher_pid), SIGKILL);
+    if (untrusted.empty()) {
+      remove_session_dir(dir, s.pool ? s.pool_session : s.session, host);
+      // and the claiming session's own dir, unless a new launcher of its id holds it by now
+      if (s.pool && s.pool_session_ran) remove_session_dir(s.pool_runtime_dir, s.session, host);
+      if (handed.present) ::unlink(removal_marker_path(dir, s.container_id).c_str());
+      if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
+    } else {
+      why += "; its session dir was left: " + untrusted;
+    }
     bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line
-    if (!ledger.empty() && was_there && !handed.present && ran) append_ledger(ledger, orphan_record(s, why));
+    // Two gcs removing it at once both hear 200 from podman: only the first line of the two is kept.
+    if (!ledger.empty() && was_there && !handed.present && ran)
+      append_ledger(ledger, orphan_record(s, why), "\"container_id\":\"" + s.container_id + "\"");
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   if (runtime_dir.empty()) return failures;

@@ -86,8 +86,9 @@ std::string member_spec(const LaunchPlan& plan, const std::vector<std::string>& 
   std::string spec = "cd " + quoted(b.value("work_dir", std::string("/"))) + " || exit 127\nexec /usr/bin/env -i --";
   for (const auto& [name, value] : env) spec += " " + quoted(name + "=" + value);
   // GNU env (options end at "--"): NAME=VALUE words up to the first without '=', the command. A
-  // command whose name has '=' would be read as one more variable: sh execs it (its $0) instead.
-  if (argv[0].find('=') != std::string::npos) spec += " /bin/sh -c " + quoted("exec \"$0\" \"$@\"");
+  // command whose name has '=' would be read as one more variable: sh execs it (its $0) instead,
+  // without the PWD it exports (plan/warm_fit.cc sends a plan that sets PWD cold).
+  if (argv[0].find('=') != std::string::npos) spec += " /bin/sh -c " + quoted("unset PWD; exec \"$0\" \"$@\"");
   for (const auto& word : argv) spec += " " + quoted(word);
   return spec + "\n";
 }

@@ -1,6 +1,8 @@
 """The foundation: a contained session on the local seat, asserted from inside."""
 import json
 import os
+import pathlib
+import shutil
 import subprocess
 import tempfile
 
@@ -197,6 +199,17 @@ class FailClosed(SeatTest):
         os.chown(run, 0, 0)  # CONTROL: the owner's own 0700 dir
         proc, record = self.seat.status("--id", "fu-rundir", "--", "true")
         self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_a_relative_runtime_dir_is_refused_at_load(self):
+        cwd = pathlib.Path(tempfile.mkdtemp(prefix="asbx-cwd-"))
+        self.addCleanup(shutil.rmtree, cwd, True)
+        self.seat.write('socket = "/x"\nruntime_dir = "run"\n')
+        line = self.seat.config_file.read_text().splitlines().index('runtime_dir = "run"') + 1
+        for args in (("--id", "fu-relrun", "--", "true"), ("--dry-run", "--", "true")):
+            proc, record = self.seat.status(*args, cwd=cwd)
+            self.assertLauncherError(proc, record, "config",
+                                     f"{self.seat.config_file}:{line}: runtime_dir 'run' is not an absolute path")
+        self.assertEqual(list(cwd.iterdir()), [])
 
     def test_bad_seat_config_names_file_and_line(self):
         self.seat.write('socket = "/x"\nimage = 5\n')

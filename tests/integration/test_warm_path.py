@@ -182,13 +182,20 @@ class WarmSession(WarmSeat):
         script.write_text('#!/bin/sh\nprintf "%s|" "$0" "$@"; exit 5\n')
         script.chmod(0o755)
         os.chown(script, AGENT_UID, AGENT_UID)
+        (ws / "e=v").symlink_to("/usr/bin/env")  # what the command is given, sh's own PWD not among it
         argv = ["--workspace", str(ws), "--", "./A=B", "x", "y z", "it's"]
-        warm, rec = self.seat.status("--id", "eq-warm", *argv)
+        warm, rec = self.seat.status("--id", "eq-same", *argv)
         self.assertEqual((warm.returncode, rec["path"], rec["path_reason"]), (5, "warm", None), warm.stderr)
         self.assertEqual(warm.stdout, b"./A=B|x|y z|it's|")
+        self.ready(1)
+        warm_env, rec = self.seat.status("--id", "eq-same", "--workspace", str(ws), "--", "./e=v")
+        self.assertEqual(rec["path"], "warm")
         self.seat.config_file.write_text(self.base)  # pool off
-        cold, rec = self.seat.status("--id", "eq-cold", *argv)
+        cold, rec = self.seat.status("--id", "eq-same", *argv)
         self.assertEqual((cold.returncode, rec["path"], cold.stdout), (5, "cold", warm.stdout), cold.stderr)
+        cold_env, rec = self.seat.status("--id", "eq-same", "--workspace", str(ws), "--", "./e=v")
+        self.assertEqual(sorted(warm_env.stdout.splitlines()), sorted(cold_env.stdout.splitlines()))
+        self.assertNotIn(b"PWD=", warm_env.stdout)
 
     def test_other_limits_are_applied_to_the_member_before_it_starts(self):
         """--memory, --pids, --cpus other than the seat's: podman's update on the member's cgroup,

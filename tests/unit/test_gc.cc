@@ -122,3 +122,20 @@ TEST_CASE("a seat whose config file was deleted has no gc of its own, though its
   CHECK(judged_elsewhere(s, "/run/a", exists));
   CHECK(session_from_list_entry({{"Labels", {{"agent-sandbox.seat-config", "/x/seat.toml"}}}}).seat_config == "/x/seat.toml");
 }
+
+TEST_CASE("an idle member of a deleted seat is gc's, though its keeper lives") {
+  auto exists = [](const std::string& p) { return p == "/home/b/seat.toml"; };
+  LiveSession s = session();
+  s.pool = true;
+  s.seat_config = "/home/b/gone.toml";
+  CHECK(idle_member_of_a_deleted_seat(s, exists) == "its seat config /home/b/gone.toml is gone (no claim or fill of that seat is left)");
+  s.pool_claimed = true;  // a session runs in it
+  CHECK(idle_member_of_a_deleted_seat(s, exists).empty());
+  s.pool_claimed = false;
+  s.seat_config = "/home/b/seat.toml";
+  CHECK(idle_member_of_a_deleted_seat(s, exists).empty());
+  s.seat_config = "";  // a seat without a file, or made before the label
+  CHECK(idle_member_of_a_deleted_seat(s, exists).empty());
+  s.pool = false, s.seat_config = "/home/b/gone.toml";  // a session: its launcher decides (orphan_reason)
+  CHECK(idle_member_of_a_deleted_seat(s, exists).empty());
+}

@@ -55,6 +55,7 @@ TEST_CASE("warm_fit: each row refuses with its reason") {
          p.git.shape = "linked_worktree", p.git.common.path = "/srv/gitx/m/.git", p.git.member_roots = {"/srv/git"};
        }, "a linked worktree whose mirror is under none of the git roots a member holds"},
       {[](LaunchPlan& p) { p.network = "slirp4netns"; }, "a network other than none (the namespace is fixed at create)"},
+      {[](LaunchPlan& p) { p.argv = {"./A=B"}, p.env.emplace_back("PWD", "/x"); }, "a command whose name has '=' with PWD in its environment"},
   };
   for (const auto& c : cases) {
     LaunchPlan p = fitting();
@@ -73,6 +74,8 @@ TEST_CASE("warm_fit: the walls a member carries do not send a session cold") {
   p.git.shape = "plain";                 // its gitdir is made beneath the workspace at claim (warm_tree.h)
   p.state.dir = "/tmp/state";            // collected through HOME's fd, staged at claim as at init
   p.egress.enabled = true;               // copy mode: the door opened at claim in the member's empty namespace
+  CHECK(warm_fit(p, 4, 4).warm);
+  p.argv = {"./A=B"};  // sh execs it after env(1), PWD unset (launcher/pool/member.h)
   CHECK(warm_fit(p, 4, 4).warm);
   p.egress.inject.emplace_back();  // inject mode: the session CA written into the tmpfs every member has
   CHECK(warm_fit(p, 4, 4).warm);
