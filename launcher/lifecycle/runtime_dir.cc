@@ -37,28 +37,29 @@ std::string component_problem(const std::string& path, const struct stat& st, bo
 
 }  // namespace
 
-std::string untrusted_runtime_dir(const std::string& given) {
+UniqueFd open_trusted_dir(const std::string& given, std::string& why) {
   std::string dir = given;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  if (dir.empty() || dir[0] != '/') return "'" + dir + "' is not an absolute path";
+  why = "'" + dir + "' is not an absolute path without '..'";
+  if (dir.empty() || dir[0] != '/' || dir.find("/../") != std::string::npos || (dir.size() >= 3 && dir.compare(dir.size() - 3, 3, "/..") == 0))
+    return UniqueFd();
+  why = "";
   UniqueFd at(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   std::string walked;
   for (std::size_t from = 1, to; from <= dir.size(); from = to + 1) {
     to = std::min(dir.find('/', from), dir.size());
     std::string part = dir.substr(from, to - from);
     if (part.empty() || part == ".") continue;
-    if (part == "..") return "'" + dir + "' has a '..' component";
     walked += "/" + part;
     UniqueFd next(::openat(at.get(), part.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
-    if (!next && errno == ENOENT) return "";  // not there: nothing in it to act on
-    if (!next) return walked + (errno == ENOTDIR ? " is a link or not a directory" : std::string(": ") + std::strerror(errno));
     struct stat st{};
-    if (::fstat(next.get(), &st) != 0) return walked + ": " + std::strerror(errno);
-    std::string problem = component_problem(walked, st, to >= dir.size());
-    if (!problem.empty()) return problem;
+    if (!next) why = errno == ENOENT ? "" : walked + (errno == ENOTDIR ? " is a link or not a directory" : std::string(": ") + std::strerror(errno));
+    else if (::fstat(next.get(), &st) != 0) why = walked + ": " + std::strerror(errno);
+    else why = component_problem(walked, st, to >= dir.size());
+    if (!next || !why.empty()) return UniqueFd();
     at = std::move(next);
   }
-  return "";
+  return at;
 }
 
 void check_runtime_dir(const SeatConfig& seat) {

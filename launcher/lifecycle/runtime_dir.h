@@ -3,6 +3,9 @@
 // write could hold their plants (an owner file that keeps a session id, a marker that keeps gc away),
 // so it is held to what OpenSSH's StrictModes asks of ~/.ssh (docs/DECISIONS.md).
 #pragma once
+#include <string>
+
+#include "base/beneath.h"
 #include "base/seat_config.h"
 
 namespace asbx {
@@ -12,11 +15,11 @@ namespace asbx {
 // or others may write it. A missing one passes: the first session dir's taker makes it, 0700. Creates nothing.
 void check_runtime_dir(const SeatConfig& seat);
 
-// Why gc may not act in DIR, another seat's runtime dir it found in a label ("" when it may, or
-// when DIR is not there): a component from / on is a link or not a directory, is owned by neither
-// root nor this user, or others may write it (a sticky dir above DIR aside); or DIR itself is not
-// this user's or others may write it. Whoever controls a component could lead gc's unmounts and
-// removals anywhere (docs/THREATS.md).
-std::string untrusted_runtime_dir(const std::string& dir);
+// DIR, another seat's runtime dir gc found in a label, opened (O_PATH) by a walk from / that never
+// follows a link, when no one but root and this user could have put what is in it: every component a
+// directory owned by root or this user that others cannot write (a sticky dir above DIR aside: only
+// an entry's owner moves it), DIR itself this user's. Else an invalid fd, and WHY says what failed
+// ("" when a component is not there). Whatever is read beneath the fd is what was checked.
+UniqueFd open_trusted_dir(const std::string& dir, std::string& why);
 
 }  // namespace asbx

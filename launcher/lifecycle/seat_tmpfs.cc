@@ -72,19 +72,20 @@ std::string unescape_mountinfo(const std::string& s) {
   return out;
 }
 
-// Whether a mount point lies anywhere beneath DIR (this process's mount table; DIR's real path).
+// Whether a mount point is DIR or lies anywhere beneath it (this process's mount table; DIR's real path).
 // A dir that cannot be resolved counts as having one: nothing is removed then.
 bool mount_beneath(const std::string& dir) {
   char real[PATH_MAX];
   if (!::realpath(dir.c_str(), real)) return errno != ENOENT;
-  std::string prefix = std::string(real) + "/";
+  std::string self = real, prefix = self + "/";
   std::ifstream info("/proc/self/mountinfo");
   if (!info) return true;
   for (std::string line; std::getline(info, line);) {
     std::istringstream fields(line);
     std::string skip, at;
     fields >> skip >> skip >> skip >> skip >> at;  // the 5th field: the mount point, octal-escaped
-    if (unescape_mountinfo(at).rfind(prefix, 0) == 0) return true;
+    std::string point = unescape_mountinfo(at);
+    if (point == self || point.rfind(prefix, 0) == 0) return true;
   }
   return false;
 }

@@ -14,8 +14,9 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <unistd.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "launcher/lifecycle/local.h"
@@ -168,11 +169,18 @@ void collect_stale_tmpfs(const std::string& runtime_dir, const std::set<std::str
   }
 }
 
-// A runtime dir or seat config file is there as a launcher finds it: through links (a dangling
-// one is none: the launcher would read no file and use the default seat's).
-bool is_there(const std::string& path) {
+// A runtime dir or seat config file is there as a launcher finds it: through links (a dangling one
+// is none: the launcher would read no file and use the default seat's). OWNER_UID (-1: unknown):
+// one another user made again in its place, after its seat was taken down, is not the seat's.
+bool there_as(const std::string& path, uid_t owner_uid) {
   struct stat st{};
-  return ::stat(path.c_str(), &st) == 0 || errno != ENOENT;
+  if (::stat(path.c_str(), &st) != 0) return errno != ENOENT;
+  return owner_uid == static_cast<uid_t>(-1) || st.st_uid == owner_uid || st.st_uid == 0;
+}
+
+uid_t uid_of(const std::string& user) {
+  struct passwd* pw = user.empty() ? nullptr : ::getpwnam(user.c_str());
+  return pw ? pw->pw_uid : static_cast<uid_t>(-1);
 }
 
 int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& runtime_dir,
@@ -184,26 +192,32 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
   for (auto s : list_sessions(api)) {
     listed.insert(s.session);
     ids.insert(s.container_id);
-    apply_pool_claim(s);
+    const std::string dir = session_runtime_dir(s, runtime_dir);  // its own, or another seat's
+    // Another seat's runtime dir: gc reads a claim there only beneath a trusted walk, and acts in it never.
+    const bool foreign = dir != runtime_dir;
+    bool known = true;
+    if (foreign) known = apply_foreign_pool_claim(s, dir);
+    else apply_pool_claim(s);
     listed.insert(s.session);  // a claimed member carries its session's own dir (launcher/pool/take.h)
     if (!s.odd.empty()) {
       if (skipped) skipped->push_back("skipped container " + (s.container_id.empty() ? "(no id)" : s.container_id.substr(0, 12)) +
                                       " (session '" + s.session.substr(0, 64) + "'): " + s.odd);
       continue;
     }
-    if (judged_elsewhere(s, runtime_dir, is_there)) continue;  // its seat's gc: its markers, its ledger
+    const uid_t owner = foreign ? uid_of(s.owner) : static_cast<uid_t>(-1);
+    auto stands = [owner](const std::string& path) { return there_as(path, owner); };
+    if (judged_elsewhere(s, runtime_dir, stands)) continue;  // its seat's gc: its markers, its ledger
+    if (!known) continue;  // a member whose claim someone else could have written: left (THREATS)
     std::string why = orphan_reason(s, host);
-    bool keeper_lives = why.empty() && !(why = idle_member_of_a_deleted_seat(s, is_there)).empty();
+    bool keeper_lives = why.empty() && !(why = idle_member_of_a_deleted_seat(s, stands)).empty();
     if (why.empty()) continue;
-    const std::string dir = session_runtime_dir(s, runtime_dir);  // its own, or a seat's that is gone
-    // Another seat's: gc acts in it only when no one else could have placed what is there.
-    const std::string untrusted = dir == runtime_dir ? "" : untrusted_runtime_dir(dir);
     // An unclaimed member: a claim may have landed since its file was read, and its keeper is
     // killed only after it. gc claims it itself before removing it; a session's claim wins instead.
-    if (s.pool && !s.pool_claimed && (!untrusted.empty() || !claim_for_removal(s))) continue;
+    // (No launcher of another seat that is gone is left to claim one.)
+    if (s.pool && !s.pool_claimed && !foreign && !claim_for_removal(s)) continue;
     // A session answered before its removal (deferred_removal.h): its remover is at work, or it
     // died and its record is written already (no orphan line).
-    RemovalMarker handed = untrusted.empty() ? read_removal_marker(dir, s.container_id) : RemovalMarker{};
+    RemovalMarker handed = foreign ? RemovalMarker{} : read_removal_marker(dir, s.container_id);
     if (handed.present && host.launcher_alive(handed.pid, handed.started_unix)) continue;
     if (handed.present) why = "its remover (pid " + std::to_string(handed.pid) + ") ended before it; its record was written";
     bool was_there = true;  // two concurrent gc runs: only the one that removed it writes the line
@@ -212,16 +226,15 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       ++failures;
       continue;
     }
-    // its keeper waits to be claimed for ever (launcher/pool/fill.cc), holding its range
-    if (keeper_lives && host.launcher_alive(s.launcher_pid, s.started_unix)) ::kill(static_cast<pid_t>(s.launcher_pid), SIGKILL);
-    if (untrusted.empty()) {
+    if (keeper_lives) end_keeper(s, host.launcher_alive);  // it waits to be claimed for ever, holding its range
+    if (!foreign) {
       remove_session_dir(dir, s.pool ? s.pool_session : s.session, host);
       // and the claiming session's own dir, unless a new launcher of its id holds it by now
       if (s.pool && s.pool_session_ran) remove_session_dir(s.pool_runtime_dir, s.session, host);
       if (handed.present) ::unlink(removal_marker_path(dir, s.container_id).c_str());
       if (s.pool) drop_pool_claim(s.pool_runtime_dir, s.container_id);
-    } else {
-      why += "; its session dir was left: " + untrusted;
+    } else if (there_as(dir, static_cast<uid_t>(-1))) {
+      why += "; its runtime dir " + dir + " is left to its owner";
     }
     bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line
     // Two gcs removing it at once both hear 200 from podman: only the first line of the two is kept.

@@ -1,11 +1,15 @@
 #include "launcher/pool/pool_gc.h"
 
+#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/beneath.h"
+#include "launcher/lifecycle/runtime_dir.h"
 #include "launcher/podman/pool_claim.h"
 #include "launcher/pool/ready.h"
 
@@ -14,17 +18,37 @@ namespace {
 
 const std::int64_t kStaleClaimSeconds = 60;  // a claim linked just after gc listed: its member exists
 const char kSuffix[] = ".claim";
+constexpr int kKeeperEndMs = 1000;
 
 }  // namespace
 
 void apply_pool_claim(LiveSession& s) {
+  if (!s.pool || s.pool_runtime_dir.empty() || s.pool_runtime_dir[0] != '/') return apply_pool_claim_at(s, -1);
+  UniqueFd dir(::open((s.pool_runtime_dir + "/.pool").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  apply_pool_claim_at(s, dir.get());
+}
+
+bool apply_foreign_pool_claim(LiveSession& s, const std::string& runtime_dir) {
+  std::string why;
+  UniqueFd at = s.pool ? open_trusted_dir(runtime_dir, why) : UniqueFd();
+  UniqueFd pool(at ? ::openat(at.get(), ".pool", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) : -1);
+  apply_pool_claim_at(s, pool.get());
+  return !s.pool || at || why.empty();  // not there: no claim can be
+}
+
+void end_keeper(const LiveSession& s, const std::function<bool(long, std::int64_t)>& alive) {
+  if (s.launcher_pid <= 0 || !alive(s.launcher_pid, s.started_unix)) return;
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(s.launcher_pid), 0)));
+  if (!pidfd || !alive(s.launcher_pid, s.started_unix)) return;  // the pidfd is of the keeper checked
+  ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+  struct pollfd p{pidfd.get(), POLLIN, 0};
+  ::poll(&p, 1, kKeeperEndMs);  // readable once it has ended: its owner file then holds no more
+}
+
+void apply_pool_claim_at(LiveSession& s, int pool_dir) {
   if (!s.pool) return;
   s.pool_session = s.session;
-  if (s.pool_runtime_dir.empty() || s.pool_runtime_dir[0] != '/') return;
-  int dir = ::open((s.pool_runtime_dir + "/.pool").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (dir < 0) return;
-  std::optional<PoolClaim> claim = read_claim(dir, s.container_id);
-  ::close(dir);
+  std::optional<PoolClaim> claim = pool_dir >= 0 ? read_claim(pool_dir, s.container_id) : std::nullopt;
   if (!claim) return;
   s.pool_claimed = true;
   s.launcher_pid = claim->pid;

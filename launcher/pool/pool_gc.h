@@ -15,6 +15,16 @@ namespace asbx {
 // A member with a claim (in the runtime dir its label names): its launcher pid, start and session
 // become the claim's.
 void apply_pool_claim(LiveSession& s);
+void apply_pool_claim_at(LiveSession& s, int pool_dir);  // POOL_DIR: its runtime dir's .pool, or -1 (none)
+
+// The same for a member of another seat's RUNTIME_DIR, read only beneath a trusted walk of it
+// (launcher/lifecycle/runtime_dir.h), never by path. False when the dir is there but someone else
+// could have put what is in it: its claim is unknown, so gc leaves the member.
+bool apply_foreign_pool_claim(LiveSession& s, const std::string& runtime_dir);
+
+// Kills an idle member's keeper (pid and start checked, through a pidfd) and waits up to a second
+// for it to end, so that its owner file no longer holds the member's session dir.
+void end_keeper(const LiveSession& s, const std::function<bool(long pid, std::int64_t started_unix)>& alive);
 
 // Links gc's own claim (no session) on an unclaimed member before removing it: false when a session's
 // claim was there first (the member is that session's now; leave it).

@@ -51,13 +51,15 @@ class DeletedSeat(SeatTest):
         self.addCleanup(shutil.rmtree, victim, True)
         (victim / sid).mkdir()
         (victim / sid / "work.c").write_text("the owner's\n")
+        for d in (self.other.dir / "run" / sid / "tmpfs").glob("*"):  # taken down: its mounts, then its dir
+            subprocess.run(["umount", "-l", str(d)], capture_output=True)
         shutil.rmtree(self.other.dir)
         subprocess.run(NOBODY + ["mkdir", str(self.other.dir)], check=True)
         subprocess.run(NOBODY + ["ln", "-s", str(victim), str(self.other.dir / "run")], check=True)
         gc = self.seat.run("gc")
         self.assertEqual(gc.returncode, 0, gc.stderr)
         self.assertIn(f"removed asbx-{sid} (session {sid}): its launcher (pid ".encode(), gc.stdout)
-        self.assertIn(f"; its session dir was left: {self.other.dir} is owned by uid 65534".encode(), gc.stdout)
+        self.assertIn(f"; its runtime dir {self.other.dir}/run is left to its owner".encode(), gc.stdout)
         self.assertEqual(session_containers(sid, settle=0), [])
         self.assertEqual((victim / sid / "work.c").read_text(), "the owner's\n")
         self.assertEqual(ledger_ids(self.seat), [sid])
@@ -73,7 +75,10 @@ class DeletedSeat(SeatTest):
         self.orphan(sid, self.other)
         gc = self.seat.run("gc")
         self.assertEqual((gc.returncode, gc.stdout), (0, b""), gc.stderr)  # CONTROL: its config is there
+        text = dotfile.read_text()
         dotfile.unlink()
+        self.addCleanup(self.other.run, "gc")  # its own gc takes its session dir and HOME's mount
+        self.addCleanup(dotfile.write_text, text)
         gc = self.seat.run("gc")
         self.assertIn(f"removed asbx-{sid} (session {sid}): its launcher (pid ".encode(), gc.stdout)
         self.assertEqual(session_containers(sid, settle=0), [])
@@ -93,6 +98,22 @@ class DeletedSeat(SeatTest):
         self.assertEqual(session_containers(sid, settle=0), [])
         self.assertEqual((elsewhere / "code.c").read_text(), "the owner's\n")
         self.assertTrue(at.is_dir(), "the session dir was removed across a mount")
+
+    def test_a_mount_on_a_stale_session_dir_itself_is_never_swept(self):
+        """A dir of the runtime dir that looks like a gone launcher's session dir, itself a mount."""
+        at = self.seat.dir / "run" / "gc-mounted-dir"
+        at.mkdir(parents=True)
+        subprocess.run(["mount", "-t", "tmpfs", "asbx-test", str(at)], check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", str(at)], check=False)
+        (at / "tmpfs").mkdir()
+        gone = subprocess.Popen(["true"])  # a pid no launcher has any more
+        gone.wait()
+        boot = pathlib.Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        (at / "tmpfs" / "owner").write_text(f"{gone.pid} {int(time.time())} {boot}\n")
+        (at / "precious").write_text("kept\n")
+        gc = self.seat.run("gc")
+        self.assertEqual(gc.returncode, 0, gc.stderr)
+        self.assertEqual((at / "precious").read_text(), "kept\n")
 
     def test_two_gcs_at_once_write_one_orphan_line(self):
         """podman answers 200 to both removals of one container; only the first line is kept."""
@@ -127,7 +148,8 @@ class DeletedPoolSeat(SeatTest):
         self.assertEqual(podman("ps", "-aq", "--no-trunc", "--filter", label).stdout.split(), ids)  # CONTROL
         text = other.config_file.read_text()
         other.config_file.unlink()
-        self.addCleanup(other.config_file.write_text, text)  # its cleanup drains what is left
+        self.addCleanup(other.run, "gc")  # its own gc takes the member's session dir and mounts, left to it
+        self.addCleanup(other.config_file.write_text, text)
         gc = self.seat.run("gc")
         self.assertEqual(gc.returncode, 0, gc.stderr)
         self.assertIn(f"its seat config {other.config_file} is gone".encode(), gc.stdout)
@@ -136,3 +158,5 @@ class DeletedPoolSeat(SeatTest):
         while time.monotonic() < until and pathlib.Path(f"/proc/{keeper}").exists():
             time.sleep(0.1)
         self.assertFalse(pathlib.Path(f"/proc/{keeper}").exists(), "its keeper lives on")
+        gc = self.seat.run("gc")  # another seat's runtime dir: nothing in it is acted on
+        self.assertEqual((gc.returncode, gc.stdout), (0, b""), gc.stderr)

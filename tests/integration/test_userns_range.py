@@ -168,7 +168,13 @@ class RangeSeat(RangeSeatTest):
         gc = other.run("gc")
         self.assertEqual(gc.returncode, 0, gc.stderr)
         self.assertIn(f"removed asbx-{sid} (session {sid}): its launcher (pid ".encode(), gc.stdout)
+        self.assertIn(f"; its runtime dir {run} is left to its owner".encode(), gc.stdout)
         self.assertNoContainer(sid)
+        # another seat's dir is never acted in (someone else may have made it again): its owner's gc takes it
+        self.assertNotEqual(self.tmpfs_mounts_under(run), [])
+        self.seat.config_file.write_text(text)
+        gc = self.seat.run("gc")
+        self.assertIn(f"removed the session dir of {sid}".encode(), gc.stdout)
         self.assertEqual(self.tmpfs_mounts_under(run), [])
         self.assertFalse((run / sid).exists())
         self.assertEqual([json.loads(l)["id"] for l in other.ledger.read_text().splitlines()], [sid])

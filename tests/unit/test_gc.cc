@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <unistd.h>
+
+#include "launcher/lifecycle/runtime_dir.h"
 #include "launcher/podman/gc.h"
 
 using namespace asbx;
@@ -138,4 +142,29 @@ TEST_CASE("an idle member of a deleted seat is gc's, though its keeper lives") {
   CHECK(idle_member_of_a_deleted_seat(s, exists).empty());
   s.pool = false, s.seat_config = "/home/b/gone.toml";  // a session: its launcher decides (orphan_reason)
   CHECK(idle_member_of_a_deleted_seat(s, exists).empty());
+}
+
+TEST_CASE("another seat's runtime dir is read beneath a walk that trusts only root's and this user's dirs") {
+  namespace fs = std::filesystem;
+  fs::path run = fs::temp_directory_path() / ("asbx-trust-" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  std::string why = "x";
+  CHECK_FALSE(open_trusted_dir(run.string(), why));
+  CHECK(why.empty());  // not there: nothing can be read beneath it
+  fs::create_directories(run / "run");
+  fs::permissions(run, fs::perms::owner_all);
+  fs::permissions(run / "run", fs::perms::owner_all);
+  CHECK(open_trusted_dir((run / "run").string() + "/", why));
+  fs::permissions(run, fs::perms::others_write, fs::perm_options::add);  // a component others may write
+  CHECK_FALSE(open_trusted_dir((run / "run").string(), why));
+  CHECK(why == run.string() + " may be written by others (mode 0702)");
+  fs::permissions(run, fs::perms::sticky_bit, fs::perm_options::add);  // as /tmp: only an entry's owner moves it
+  CHECK(open_trusted_dir((run / "run").string(), why));
+  fs::permissions(run, fs::perms::owner_all, fs::perm_options::replace);
+  fs::create_directory_symlink(run / "run", run / "link");
+  CHECK_FALSE(open_trusted_dir((run / "link").string(), why));
+  CHECK(why == (run / "link").string() + " is a link or not a directory");
+  CHECK_FALSE(open_trusted_dir((run / "run" / ".." / "run").string(), why));
+  CHECK_FALSE(open_trusted_dir("relative/run", why));
+  fs::remove_all(run);
 }
