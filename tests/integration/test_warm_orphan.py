@@ -3,15 +3,47 @@ launcher SIGKILLed mid-session lets go of its workspace's busy lock while its co
 a warm launch runs its gc on a thread beside its claim and joins it before its agent starts, so the
 orphan is gone by then, as a cold launch's gc (which runs first) removes it."""
 import json
+import socket
 import subprocess
+import threading
 import time
 
-from harness import LAUNCHER, podman, session_containers
+from harness import LAUNCHER, SOCKET, UnixRelay, podman, session_containers
 from test_warm_path import WarmSeat
 
 BEAT = "while :; do date +%s%N > .b && mv .b beat; done"  # a beat every few ms while it lives, never half-written
 # The agent's first instruction is its clock; later, the orphan's last beat: before it, or it ran beside.
 AFTER = 'now=$(date +%s%N); sleep 0.5; last=$(cat beat); [ "$last" -lt "$now" ] && echo gone-before || echo beside'
+
+
+class RemovalsHeld(UnixRelay):
+    """The service behind a relay that holds each removal (a DELETE) for HOLD s: a gc whose removal is
+    slow, so that a launch that did not wait for its gc would start its agent beside the orphan."""
+    HOLD = 3
+
+    def relay(self, conn):
+        with conn, socket.socket(socket.AF_UNIX) as up:
+            up.connect(self.upstream)
+            back = threading.Thread(target=self.pipe, args=(up, conn), daemon=True)
+            back.start()
+            try:
+                while data := conn.recv(65536):
+                    if data.startswith(b"DELETE "):
+                        time.sleep(self.HOLD)
+                    up.sendall(data)
+                up.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            back.join(60)
+
+    @staticmethod
+    def pipe(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
 
 def named(name):
@@ -83,7 +115,14 @@ class TheIdOfAKilledColdSession(WarmSeat):
     def test_a_warm_session_never_runs_beside_a_killed_cold_launchers_orphan_of_its_own_id(self):
         """The same with one id, the first cold (second hostile pass, stop 57): the warm claim takes
         the dead launcher's session dir and clears its owner files, the evidence the launch waits on;
-        it is read before the claim."""
+        it is read before the claim. Its gc's removal is held (RemovalsHeld): a launch that did not
+        wait for it would run beside the orphan every time (the race to the gc beside the claim is gone)."""
+        relay, real = RemovalsHeld(self.seat.dir / "held.sock"), self.base
+        self.addCleanup(relay.close)
+        self.addCleanup(setattr, self, "base", real)  # the drain goes to the service itself
+        self.base = self.base.replace(f'socket = "{SOCKET}"', f'socket = "{relay.path}"')
+        self.assertIn(relay.path, self.base)
+        self.seat.config_file.write_text("pool_size = 2\n" + self.base)
         self.fill()
         self.ready()
         ws = self.workspace("same-id")
