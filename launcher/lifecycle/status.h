@@ -16,7 +16,7 @@ nlohmann::json early_failure_record(const std::string& id, const Error& error);
 bool write_status_file(const std::string& path, const nlohmann::json& record);
 // Appends one line under flock; a failure is a warning on stderr, never fatal.
 // ONCE (when not empty): text whose presence in the ledger's last 256 KiB means the line is there
-// already (written under the same lock), e.g. an orphan's "container_id":"ID" two gcs removed at once.
+// already (written under the same lock), e.g. gc's orphan line for a container two gcs removed at once.
 bool append_ledger(const std::string& path, const nlohmann::json& line, const std::string& once = "");
 
 }  // namespace asbx

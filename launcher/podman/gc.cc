@@ -151,6 +151,10 @@ void remove_session_dir(const std::string& runtime_dir, const std::string& sessi
   });
 }
 
+std::string orphan_line_key(const std::string& container_id) {
+  return "\"cause\":\"orphaned\",\"container_id\":\"" + container_id + "\"";  // keys sorted, side by side
+}
+
 nlohmann::json orphan_record(const LiveSession& s, const std::string& why) {
   return {{"id", s.session},          {"outcome", "killed"},     {"exit_code", nullptr},
           {"agent_exit_code", nullptr}, {"error_kind", nullptr}, {"message", "removed by gc: " + why},
@@ -237,9 +241,10 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
       why += "; its runtime dir " + dir + " is left to its owner";
     }
     bool ran = !s.pool || s.pool_session_ran;  // an unclaimed member never ran a session: no ledger line
-    // Two gcs removing it at once both hear 200 from podman: only the first line of the two is kept.
+    // Two gcs removing it at once both hear 200 from podman: only the first orphan line is kept
+    // (the launcher's own line, when it wrote one, stays beside it).
     if (!ledger.empty() && was_there && !handed.present && ran)
-      append_ledger(ledger, orphan_record(s, why), "\"container_id\":\"" + s.container_id + "\"");
+      append_ledger(ledger, orphan_record(s, why), orphan_line_key(s.container_id));
     removed.push_back("removed " + s.container_name + " (session " + s.session + "): " + why);
   }
   if (runtime_dir.empty()) return failures;

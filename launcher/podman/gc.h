@@ -75,6 +75,9 @@ int collect_orphans(PodmanApi& api, const HostFacts& host, const std::string& ru
                     const std::string& ledger = "", PodmanApi* gvisor_api = nullptr);
 // The ledger line of an orphan gc removed: outcome killed, cause "orphaned", why in the message.
 nlohmann::json orphan_record(const LiveSession& s, const std::string& why);
+// The text only gc's orphan line for CONTAINER_ID has, as the ledger holds it (compact JSON, keys
+// sorted): what a second gc looks for before it writes the line again.
+std::string orphan_line_key(const std::string& container_id);
 
 // The subcommands; `program` prefixes messages. Exit 0, or a launcher code.
 int gc_main(const std::string& program, bool json);

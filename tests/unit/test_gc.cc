@@ -91,6 +91,9 @@ TEST_CASE("an orphan gc removed gets the ledger line its killed launcher could n
   CHECK(rec == nlohmann::json::parse(R"({"id":"x","outcome":"killed","exit_code":null,"agent_exit_code":null,
     "error_kind":null,"message":"removed by gc: its launcher (pid 123) is gone","failed":"killed",
     "cause":"orphaned","container_id":"abc","container_removed":true,"started_unix":9000})"));
+  CHECK(rec.dump().find(orphan_line_key("abc")) != std::string::npos);  // as the ledger holds it
+  rec["cause"] = nullptr;  // a launcher's own line for the container: not the orphan's
+  CHECK(rec.dump().find(orphan_line_key("abc")) == std::string::npos);
 }
 
 TEST_CASE("seat configs sharing one service each judge their own sessions") {
