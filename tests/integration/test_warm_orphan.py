@@ -9,7 +9,7 @@ import threading
 import time
 
 from harness import LAUNCHER, SOCKET, UnixRelay, podman, session_containers
-from test_warm_path import WarmSeat
+from test_warm_path import HoldingRelay, WarmSeat
 
 BEAT = "while :; do date +%s%N > .b && mv .b beat; done"  # a beat every few ms while it lives, never half-written
 # The agent's first instruction is its clock; later, the orphan's last beat: before it, or it ran beside.
@@ -24,7 +24,7 @@ class RemovalsHeld(UnixRelay):
     def relay(self, conn):
         with conn, socket.socket(socket.AF_UNIX) as up:
             up.connect(self.upstream)
-            back = threading.Thread(target=self.pipe, args=(up, conn), daemon=True)
+            back = threading.Thread(target=HoldingRelay.pipe, args=(up, conn), daemon=True)
             back.start()
             try:
                 while data := conn.recv(65536):
@@ -35,15 +35,6 @@ class RemovalsHeld(UnixRelay):
             except OSError:
                 pass
             back.join(60)
-
-    @staticmethod
-    def pipe(src, dst):
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-            dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
 
 def named(name):
