@@ -8,11 +8,13 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 
 from harness import LAUNCHER, TEST_POOL, Seat, SeatTest, podman, session_containers
+from test_userns_range import RangeSeatTest
 
 NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
 
@@ -160,3 +162,56 @@ class DeletedPoolSeat(SeatTest):
         self.assertFalse(pathlib.Path(f"/proc/{keeper}").exists(), "its keeper lives on")
         gc = self.seat.run("gc")  # another seat's runtime dir: nothing in it is acted on
         self.assertEqual((gc.returncode, gc.stdout), (0, b""), gc.stderr)
+
+
+class DeletedRangeSeat(RangeSeatTest):
+    """A range seat's session keeps its HOME tmpfs mounted in its runtime dir when its launcher is
+    SIGKILLed: the dir outlives the seat's config file."""
+
+    def killed_while_running(self, sid):
+        """A launcher SIGKILLed while its agent runs: its seat tmpfs (HOME) stays mounted."""
+        ready = self.ws / "ready"
+        p = subprocess.Popen([str(LAUNCHER), "--id", sid, "--workspace", str(self.ws), "--", "sh", "-c",
+                              "touch ready; sleep 300"], env=self.seat.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            until = time.monotonic() + 60
+            while not ready.exists() and p.poll() is None and time.monotonic() < until:
+                time.sleep(0.05)
+            self.assertTrue(ready.exists(), "the agent did not start")
+            os.kill(p.pid, signal.SIGKILL)
+        finally:
+            p.communicate()
+        ready.unlink()
+
+    def tmpfs_mounts_under(self, run):
+        return [l.split()[4] for l in pathlib.Path("/proc/self/mountinfo").read_text().splitlines()
+                if l.split()[4].startswith(str(run) + "/")]
+
+    def test_a_deleted_seats_orphan_kept_mounted_by_its_tmpfs_is_taken_by_another_seats_gc(self):
+        """The runtime dir stays (the orphan's seat tmpfs is mounted in it) after its seat config file is
+        deleted: no gc of its own is left, so another seat's takes it (labelled with the config's path)."""
+        sid, run = "ur-deleted-seat", self.seat.dir / "run"
+        other = Seat()
+        self.addCleanup(other.cleanup)
+        self.killed_while_running(sid)
+        self.assertNotEqual(self.tmpfs_mounts_under(run), [], "no seat tmpfs was left mounted")
+        gc = other.run("gc")  # CONTROL: its seat config is there, its gc judges it
+        self.assertEqual((gc.returncode, gc.stdout), (0, b""), gc.stderr)
+        self.assertEqual(len(session_containers(sid)), 1, "another seat's gc took a standing seat's session")
+        text = self.seat.config_file.read_text()
+        self.seat.config_file.unlink()
+        self.addCleanup(self.seat.config_file.write_text, text)
+        gc = other.run("gc")
+        self.assertEqual(gc.returncode, 0, gc.stderr)
+        self.assertIn(f"removed asbx-{sid} (session {sid}): its launcher (pid ".encode(), gc.stdout)
+        self.assertIn(f"; its runtime dir {run} is left to its owner".encode(), gc.stdout)
+        self.assertNoContainer(sid)
+        # another seat's dir is never acted in (someone else may have made it again): its owner's gc takes it
+        self.assertNotEqual(self.tmpfs_mounts_under(run), [])
+        self.seat.config_file.write_text(text)
+        gc = self.seat.run("gc")
+        self.assertIn(f"removed the session dir of {sid}".encode(), gc.stdout)
+        self.assertEqual(self.tmpfs_mounts_under(run), [])
+        self.assertFalse((run / sid).exists())
+        self.assertEqual([json.loads(l)["id"] for l in other.ledger.read_text().splitlines()], [sid])
+        self.assertEqual((self.ws / "sentinel").read_text(), "the owner's\n")
