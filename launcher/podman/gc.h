@@ -55,14 +55,14 @@ std::vector<LiveSession> list_sessions(PodmanApi& api);
 // (a container made before the label). Seat configs sharing one service each judge their own:
 // their removal markers, session dirs and ledger are theirs. Pure.
 std::string session_runtime_dir(const LiveSession& s, const std::string& own);
-// Whether `own`'s gc leaves `s` to another seat's: its runtime dir is another that still exists, and
-// the seat config it was made from (when labelled) too. A seat whose runtime dir is gone, or whose
-// config file was deleted, has no gc of its own left; any seat's takes its orphans. (A killed
-// launcher's seat tmpfs keeps its runtime dir after the config went: docs/THREATS.md.)
 // Why an unclaimed member, its keeper alive, is gc's all the same: the seat config it was made for
 // was deleted, so no session claims it and no `pool fill` of that seat removes it. "" otherwise.
 std::string idle_member_of_a_deleted_seat(const LiveSession& s, const std::function<bool(const std::string&)>& exists);
-
+// Whether `own`'s gc leaves `s` to another seat's: its runtime dir is another that still exists
+// (EXISTS: as its owner's, gc.cc), and the seat config it was made from (when labelled) too. A seat
+// whose runtime dir or config file is gone has no gc of its own left: any seat's removes its orphans'
+// containers, and acts in that dir never. (A killed launcher's seat tmpfs keeps its runtime dir after
+// the config went: docs/THREATS.md.)
 bool judged_elsewhere(const LiveSession& s, const std::string& own, const std::function<bool(const std::string&)>& exists);
 // Removes every orphan and its session dir under `runtime_dir` (staged credential copies
 // a killed launcher left); each removal is one line (container, session, reason) in

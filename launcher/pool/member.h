@@ -48,8 +48,8 @@ std::string member_digest(const LaunchPlan& plan, const std::string& image_id);
 
 // The spec the stub sources: `cd` to the plan's working dir, then `exec /usr/bin/env -i` with
 // BASE (podman's own environment of the member, e.g. container=podman) overlaid by the plan's
-// environment, then the plan's argv (through `/bin/sh -c 'exec "$0" "$@"'` when argv[0] has '=',
-// which env would read as an assignment). Every word single-quoted. Throws Error(internal) for an
+// environment, then the plan's argv (through `/bin/sh -c 'unset PWD; exec "$0" "$@"'` when argv[0]
+// has '=', which env would read as an assignment). Every word single-quoted. Throws Error(internal) for an
 // empty argv.
 std::string member_spec(const LaunchPlan& plan, const std::vector<std::string>& base_env);
 

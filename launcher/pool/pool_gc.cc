@@ -1,16 +1,14 @@
 #include "launcher/pool/pool_gc.h"
 
-#include <csignal>
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/beneath.h"
 #include "launcher/lifecycle/runtime_dir.h"
 #include "launcher/podman/pool_claim.h"
+#include "launcher/podman/service_loss.h"
 #include "launcher/pool/ready.h"
 
 namespace asbx {
@@ -38,11 +36,10 @@ bool apply_foreign_pool_claim(LiveSession& s, const std::string& runtime_dir) {
 
 void end_keeper(const LiveSession& s, const std::function<bool(long, std::int64_t)>& alive) {
   if (s.launcher_pid <= 0 || !alive(s.launcher_pid, s.started_unix)) return;
-  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(s.launcher_pid), 0)));
-  if (!pidfd || !alive(s.launcher_pid, s.started_unix)) return;  // the pidfd is of the keeper checked
-  ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
-  struct pollfd p{pidfd.get(), POLLIN, 0};
-  ::poll(&p, 1, kKeeperEndMs);  // readable once it has ended: its owner file then holds no more
+  ContainerInit keeper;  // a pidfd holder: what it signals is the process it opened
+  keeper.hold(s.launcher_pid);
+  if (!alive(s.launcher_pid, s.started_unix) || !keeper.kill()) return;  // the pidfd is of the keeper checked
+  keeper.outlives(kKeeperEndMs);  // waits until it has ended: its owner file then holds no more
 }
 
 void apply_pool_claim_at(LiveSession& s, int pool_dir) {
