@@ -117,7 +117,9 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
 }
 
 // In the forked keeper: make the member, report "ok ID" or "err CODE MESSAGE" on REPORT, keep it.
-[[noreturn]] void make_member(const SeatConfig& seat, int report, bool tty) {
+// It is created from IMAGE, the id its kind's digest was made with: a tag moved meanwhile cannot
+// give it another image than the one its ready file names.
+[[noreturn]] void make_member(const SeatConfig& seat, int report, bool tty, const std::string& image) {
   std::optional<RangeClaim> range;
   std::optional<LaunchPlan> plan;
   std::string id;
@@ -131,8 +133,9 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
     mount_tree_roots(*plan);
     nlohmann::json body = member_body(*plan);
     Member ready;
-    ready.image = image_id(api, plan->image);
+    ready.image = image;
     ready.digest = member_digest(*plan, ready.image);
+    body["image"] = image;
     body["labels"][kPoolLabel] = ready.digest;
     ready.resources = body["resource_limits"].dump();
     body["labels"][kPoolListenerLabel] = std::to_string(listener.fd());
@@ -165,7 +168,7 @@ std::string forget_member(const std::string& runtime_dir, const Member& m) {
   ::_exit(1);
 }
 
-std::string make_one(const SeatConfig& seat, bool tty) {
+std::string make_one(const SeatConfig& seat, bool tty, const std::string& image) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw Error(ErrorKind::internal, std::string("warm pool: pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -175,7 +178,7 @@ std::string make_one(const SeatConfig& seat, bool tty) {
     ::close(p[0]);
     ::setsid();
     ::signal(SIGHUP, SIG_IGN);
-    make_member(seat, p[1], tty);
+    make_member(seat, p[1], tty, image);
   }
   ::close(p[1]);
   std::string text;
@@ -203,7 +206,7 @@ std::vector<PoolKind> pool_kinds(const SeatConfig& seat, PodmanApi& api) {
     if (want <= 0) continue;
     if (image.empty()) image = image_id(api, seat.image);
     std::optional<RangeClaim> none;
-    out.push_back({tty, want, member_digest(member_plan(seat, none, tty), image)});
+    out.push_back({tty, want, member_digest(member_plan(seat, none, tty), image), image});
   }
   return out;
 }
@@ -252,7 +255,7 @@ int pool_fill(const SeatConfig& first, std::vector<std::string>& lines) {
   int made = 0;
   for (std::size_t k = 0; k < kinds.size(); ++k)
     for (; ready[k] < kinds[k].want; ++ready[k], ++made)
-      lines.push_back("made member " + make_one(seat, kinds[k].tty).substr(0, 12) + (kinds[k].tty ? " (with a terminal)" : ""));
+      lines.push_back("made member " + make_one(seat, kinds[k].tty, kinds[k].image).substr(0, 12) + (kinds[k].tty ? " (with a terminal)" : ""));
   return made;
 }
 

@@ -19,6 +19,7 @@ struct PoolKind {
   bool tty = false;
   int want = 0;
   std::string digest;
+  std::string image;  // the seat image's id the digest was made with; members are created from it
 };
 
 // The seat's kinds with a count above 0 (pool_size, then pool_tty_size); none when the pool is off.

@@ -1,10 +1,16 @@
 """The seat image's id is asked of podman as soon as the seat config is read, beside the plan
 (launcher/pool/take.h `ask_image_id`), on a thread nothing waits for: a launcher that fails in its
-plan, or goes cold, never waits for that answer, even from a service that never gives one."""
+plan, or goes cold, never waits for that answer, even from a service that never gives one. A fill
+asks it once and makes each member from that id: a tag moved meanwhile changes nothing a ready file
+says (docs/DECISIONS.md "Refill")."""
+import json
 import socket
+import subprocess
 import threading
+import uuid
 
-from harness import CODES, SeatTest, UnixRelay, session_containers
+from harness import CODES, IMAGE, LAUNCHER, SeatTest, UnixRelay, podman, session_containers
+from test_warm_path import HoldingRelay, WarmSeat, members
 
 
 class SilentService(UnixRelay):
@@ -40,3 +46,56 @@ class AskedBesideThePlan(SeatTest):
         self.assertEqual((proc.returncode, proc.stdout, proc.stderr),
                          (CODES["usage"], b"", b"agent-sandbox: --memory: 'lots' is not a number\n"))
         self.assertEqual(session_containers("img-usage", settle=0), [])
+
+
+class CreatesHeld(UnixRelay):
+    """The service behind a relay that holds each container create until `go` is set."""
+
+    def __init__(self, path):
+        self.arrived, self.go = threading.Event(), threading.Event()
+        super().__init__(path)
+
+    def relay(self, conn):
+        with conn, socket.socket(socket.AF_UNIX) as up:
+            up.connect(self.upstream)
+            back = threading.Thread(target=HoldingRelay.pipe, args=(up, conn), daemon=True)
+            back.start()
+            try:
+                while data := conn.recv(65536):
+                    if data.startswith(b"POST ") and b"/containers/create" in data.split(b"\r\n", 1)[0]:
+                        self.arrived.set()
+                        self.go.wait(30)
+                    up.sendall(data)
+                up.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            back.join(60)
+
+
+class MadeFromTheId(WarmSeat):
+    def test_a_tag_moved_while_a_member_is_made_leaves_it_the_image_its_ready_file_names(self):
+        tag = f"localhost/asbx-warm-{uuid.uuid4().hex[:8]}:latest"
+        podman("tag", IMAGE, tag)
+        relay = CreatesHeld(self.seat.dir / "held.sock")
+        self.addCleanup(relay.close)
+        self.addCleanup(lambda: podman("rmi", "-f", tag, check=False))  # after its members (the drain, next)
+        self.addCleanup(self.drain)  # through the relay, which holds nothing once `go` is set
+        self.addCleanup(relay.go.set)
+        self.base = "".join(l for l in self.base.splitlines(True) if not l.startswith("socket = "))
+        self.base = f'socket = "{relay.path}"\n' + self.base.replace(f'image = "{IMAGE}"', f'image = "{tag}"')
+        self.seat.config_file.write_text("pool_size = 1\n" + self.base)
+        fill = subprocess.Popen([str(LAUNCHER), "pool", "fill"], env=self.seat.env(), stderr=subprocess.PIPE)
+        self.assertTrue(relay.arrived.wait(60), "the fill never created a member")
+        asked = podman("image", "inspect", "--format", "{{.Id}}", tag).stdout.strip()
+        cid = podman("create", tag, "true").stdout.strip()
+        podman("commit", "-q", cid, tag)  # the tag now names another image
+        podman("rm", cid)
+        relay.go.set()
+        _, err = fill.communicate(timeout=120)
+        self.assertEqual(fill.returncode, 0, err)
+        made = members(self.seat)
+        self.assertEqual(len(made), 1, err)
+        (mid, m), = made.items()
+        ready = [json.loads(f.read_text()) for f in (self.seat.dir / "run").glob("pool-*/ready")]
+        self.assertEqual([r["image"] for r in ready if r["id"] == mid], [asked])
+        self.assertEqual(podman("inspect", "--format", "{{.Image}}", mid).stdout.strip(), asked)
