@@ -2,11 +2,15 @@
 # A warm `-- true` on a quiet seat: this build against BEFORE (another build, e.g. main's), and the
 # podman CLI with the same flags, alternating (hyperfine), each call after a 2 s pause so the last
 # call's refill and remover are done (docs/BENCHMARKS.md "The tail of a warm session").
-#   bench/warm_tail.sh BEFORE_BUILD_DIR [RUNS]
+# --back-to-back: no pause, only the wait (untimed) for a ready member, as bench/compare.sh's
+# back-to-back warm row: each call meets the last one's removal and container cleanup.
+#   bench/warm_tail.sh [--back-to-back] BEFORE_BUILD_DIR [RUNS]
 # Needs ./scripts/demo.sh (the local seat).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-before=${1:?usage: bench/warm_tail.sh BEFORE_BUILD_DIR [RUNS]}
+pause='sleep 2'
+[[ ${1:-} == --back-to-back ]] && { pause=; shift; }
+before=${1:?usage: bench/warm_tail.sh [--back-to-back] BEFORE_BUILD_DIR [RUNS]}
 runs=${2:-10}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 bench_seat_toml "$work" ledger="$work/ledger.jsonl" runtime_dir="$work/run"
@@ -22,7 +26,9 @@ drain() {
 }
 trap 'drain; rm -rf "$work"' EXIT
 "$ASBX_BUILD/agent-sandbox" pool fill 2>/dev/null
-hyperfine -N --warmup 1 --runs "$runs" --prepare 'sleep 2' --export-json "$work/h.json" \
+# before each call: a member ready (a ready file no claim names), at most 60 s
+ready="u=\$((SECONDS + 60)); while ((\$(. '$ASBX_ROOT/bench/lib.sh'; bench_ready_members '$work/run') < 1 && SECONDS < u)); do sleep 0.02; done"
+hyperfine -N --warmup 1 --runs "$runs" --prepare "bash -c \"${pause:+$pause; }$ready\"" --export-json "$work/h.json" \
   -n "warm -- true, this build" "$ASBX_BUILD/agent-sandbox ${LIMITS[*]} -- true" \
   -n "warm -- true, before" "$before/agent-sandbox ${LIMITS[*]} -- true" \
   -n "podman run CLI" "podman run $PODMAN_FLAGS $ASBX_IMAGE true" >&2

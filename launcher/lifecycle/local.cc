@@ -189,12 +189,16 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
                        const LocalOptions& opts, WarmMember* warm, const std::string& why_cold) {
   std::int64_t t_gc = steady_ms();
   // containers of SIGKILLed launchers go first (one list call); a gVisor one through the runsc service.
-  // A warm session's runs on a thread beside its binds and checks; when the seat's own files show a
-  // killed launcher's session still running (orphan_in_sight), it is joined before the agent starts:
-  // that orphan may be in this workspace (its busy lock went with its launcher) (docs/THREATS.md).
+  // A warm session's runs on a thread beside its binds and checks when the seat's own files show a
+  // killed launcher's session still running (orphan_in_sight), and is joined before the agent starts:
+  // that orphan may be in this workspace (its busy lock went with its launcher) (docs/THREATS.md). On
+  // a "host" seat, where a cold orphan leaves no such file, it runs beside the session all the same.
+  // Otherwise the refill's, right after the record, is this session's: one joined at the end waited
+  // behind the last session's removal (docs/BENCHMARKS.md "The gc a warm session waited for").
   auto gc = [&] { gc_before_launch(plan.socket, seat.runtime_dir, seat.ledger, runsc_socket(seat)); };
-  std::future<void> beside = warm ? std::async(std::launch::async, gc) : std::future<void>();
   bool wait_gc = warm && (warm->orphan_in_sight || orphan_in_sight(seat.runtime_dir));
+  bool gc_beside = warm && (wait_gc || plan.isolation.user_namespace != "range");
+  std::future<void> beside = gc_beside ? std::async(std::launch::async, gc) : std::future<void>();
   if (!warm) gc();
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
@@ -206,7 +210,7 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
   SessionResult result = run_session(plan, io, defer_removal_allowed(), warm, join_gc);
   if (beside.valid()) beside.wait();  // a session that ended before its start
   if (!warm) result.path_reason = why_cold;
-  result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});
+  if (!warm || gc_beside) result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});  // one it ran
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
   if (io.out != 1 && io.out != io.in) ::close(io.out);  // LOG, closed before the record says the session ended
   nlohmann::json record = status_record(plan, result);

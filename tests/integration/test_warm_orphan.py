@@ -1,14 +1,15 @@
 """A warm session never runs beside an orphan in its workspace (docs/THREATS.md, the warm pool): a
 launcher SIGKILLed mid-session lets go of its workspace's busy lock while its container runs on;
-a warm launch runs its gc on a thread beside its claim and joins it before its agent starts, so the
-orphan is gone by then, as a cold launch's gc (which runs first) removes it."""
+a warm launch whose seat's files show it runs its gc on a thread beside its claim and joins it before
+its agent starts, so the orphan is gone by then, as a cold launch's gc (which runs first) removes it.
+With nothing in sight, the refill's gc after the record is the launch's (NothingInSight)."""
 import json
 import socket
 import subprocess
 import threading
 import time
 
-from harness import LAUNCHER, SOCKET, UnixRelay, podman, session_containers
+from harness import LAUNCHER, POOL_KEYS, SOCKET, Seat, UnixRelay, podman, session_containers
 from test_warm_path import HoldingRelay, WarmSeat
 
 BEAT = "while :; do date +%s%N > .b && mv .b beat; done"  # a beat every few ms while it lives, never half-written
@@ -66,6 +67,45 @@ class KilledLauncher(WarmSeat):
         self.assertEqual(proc.stdout, b"gone-before\n")  # the orphan's last beat came before this agent's start
         self.assertEqual(named("asbx-orphaned"), [])
         self.assertIn("gc", rec["durations_ms"]["phases"])
+
+
+class NothingInSight(WarmSeat):
+    """A warm launch on a range seat whose files show no killed launcher's session runs no gc of its
+    own: the refill it spawns after its record runs it (one joined at the end waited behind the last
+    session's removal: docs/BENCHMARKS.md "The gc a warm session waited for"). What that gc takes is
+    still taken, its orphan line in this seat's ledger."""
+
+    def test_a_deleted_seats_orphan_is_taken_by_the_refills_gc_after_a_warm_session(self):
+        other = Seat()
+        self.addCleanup(other.cleanup)
+        text = "".join(l for l in other.config_file.read_text().splitlines(True) if not l.startswith(POOL_KEYS))
+        other.config_file.write_text(text)
+        sid = "orphan-of-a-gone-seat"
+        p = subprocess.Popen([str(LAUNCHER), "--id", sid, "--", "sleep", "300"], env=other.env(),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        until = time.monotonic() + 60
+        while named("asbx-" + sid) != ["running"]:
+            self.assertLess(time.monotonic(), until, "the other seat's session did not start")
+            time.sleep(0.1)
+        p.kill()
+        p.wait(timeout=10)
+        other.config_file.unlink()  # the seat deleted: any seat's gc takes its orphan
+        self.addCleanup(other.run, "gc")  # its own gc takes its session dir and HOME's mount
+        self.addCleanup(other.config_file.write_text, text)
+        self.fill()
+        self.ready()
+        proc, rec = self.seat.status("--id", "nothing-in-sight", "--", "true")
+        self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
+        self.assertNotIn("gc", rec["durations_ms"]["phases"])  # none ran beside it
+        until = time.monotonic() + 60
+        while named("asbx-" + sid) or sid not in self.ledger_causes():
+            self.assertLess(time.monotonic(), until, "the refill's gc did not take the orphan")
+            time.sleep(0.2)
+        self.assertEqual(self.ledger_causes(), {"nothing-in-sight": None, sid: "orphaned"})
+
+    def ledger_causes(self):
+        lines = self.seat.ledger.read_text().splitlines() if self.seat.ledger.exists() else []
+        return {r["id"]: r.get("cause") for r in map(json.loads, lines)}
 
 
 class TheIdOfAKilledColdSession(WarmSeat):
