@@ -418,6 +418,25 @@ class Leftovers(WarmSeat):
         self.assertNotIn(str(run) + "/pool-", pathlib.Path("/proc/self/mountinfo").read_text())
         self.assertFalse(self.seat.ledger.exists() and self.seat.ledger.read_text().strip())
 
+    def test_a_power_cut_that_also_emptied_the_runtime_dir_leaves_no_orphan_after_gc(self):
+        """As above, and the runtime dir gone as a reboot takes a tmpfs /run: no ready file, claim
+        or session dir is left to say what the members were; their labels do."""
+        self.fill()
+        made = members(self.seat)
+        self.assertEqual(len(made), 2)
+        for cid, m in made.items():
+            kill_dead(int(m["Labels"]["agent-sandbox.launcher-pid"]))
+            kill_dead(json.loads(podman("inspect", cid).stdout)[0]["State"]["Pid"])
+        run = self.seat.dir / "run"
+        for line in reversed(pathlib.Path("/proc/self/mountinfo").read_text().splitlines()):
+            if line.split()[4].startswith(str(run) + "/"):
+                subprocess.run(["umount", "-l", line.split()[4]], check=True)
+        shutil.rmtree(run)
+        proc = self.seat.run("gc")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(members(self.seat), {})
+        self.assertFalse(self.seat.ledger.exists() and self.seat.ledger.read_text().strip())
+
     def test_members_removed_behind_the_pools_back_are_passed_over_and_forgotten(self):
         """From a hostile pass: `podman rm` of waiting members (an operator, a prune) left ready
         files a claim trusted, so sessions failed (206) instead of going cold, and keepers stayed."""
