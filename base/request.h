@@ -76,4 +76,8 @@ SessionFacts current_session_facts();
 std::string new_session_id(std::int64_t now_unix);
 void validate_session_id(const std::string& id);
 
+// A warm pool member's session id starts with this (launcher/pool/fill.cc), and the seat's files
+// tell a member's dir by it: a caller's --id never does (launcher/cli.cc).
+inline constexpr const char* kMemberIdPrefix = "pool-";
+
 }  // namespace asbx

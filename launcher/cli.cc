@@ -9,6 +9,7 @@
 #include "launcher/doctor/doctor.h"
 #include "launcher/gitguard/safe_git.h"
 #include "base/error.h"
+#include "base/request.h"
 #include "launcher/podman/deferred_removal.h"
 #include "launcher/podman/gc.h"
 #include "launcher/kube/kube_cli.h"
@@ -42,7 +43,7 @@ std::vector<std::string> split_command(int argc, char** argv, std::vector<std::s
 }
 
 void add_session_options(CLI::App& app, Request& req) {
-  app.add_option("--id", req.id, "session id (letters, digits, - _ .); default: generated");
+  app.add_option("--id", req.id, "session id (letters, digits, - _ .; not pool-...); default: generated");
   app.add_option("--image", req.image, "container image on the seat");
   app.add_option("--workspace", req.workspace, "workspace: a direct child of one of the seat's permitted roots; "
                  "'.' = the checkout you stand in");
@@ -248,6 +249,9 @@ int main_for(const std::string& program, int argc, char** argv) {
   if ((!req.capture_log.empty() || req.capture_stdout) && (req.tty || req.dry_run))
     return usage_error(program, std::string(req.capture_stdout ? "--capture-stdout" : "--capture-log") +
                                     " cannot be combined with " + (req.tty ? "--tty" : "--dry-run"), req);
+  if (req.id.rfind(kMemberIdPrefix, 0) == 0)  // a cold session's dir would pass for a member's (base/request.h)
+    return usage_error(program, "--id: '" + req.id + "' starts with '" + kMemberIdPrefix +
+                                    "', which only the seat's warm pool members' ids have", req);
   if (remote_seat) {
     if (req.workspace && *req.workspace == ".")
       return usage_error(program, "--workspace . names a checkout on this machine; a seat host mounts its own paths "

@@ -10,6 +10,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config curl jq python3 git time
           zstd  # tests/mock_model/server.py: codex in ChatGPT mode sends its bodies zstd-compressed
           openssl  # tests/mock_model/test_ca.py, bench/inject.py: the test CA the TLS mock and the bench serve with
           zlib1g-dev  # gitscan/objects.cc: the loose git objects a session wrote (docs/DECISIONS.md)
+          gdb  # tests/integration/test_warm_orphan.py: a launch held between its look at the seat and its lock
           podman runc runsc conmon catatonit uidmap slirp4netns fuse-overlayfs netavark aardvark-dns
           debootstrap hyperfine openssh-client npm iproute2 python3-yaml
           ccache  # the .deb's compile reuses the dev build's objects (scripts/lib.sh asbx_cmake_flags)

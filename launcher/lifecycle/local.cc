@@ -202,15 +202,24 @@ SessionEnd run_planned(const Request& req, const SeatConfig& seat, const LaunchP
   if (!warm) gc();
   if (plan.state.export_area) remove_stale_exports(plan.state.dir, current_session_facts().now_unix, kStaleExportSeconds);
   t_gc = steady_ms() - t_gc;
+  bool gc_late = false;
   auto join_gc = [&] {  // the time the agent waited for it is the warm session's "gc" phase
     std::int64_t t0 = steady_ms();
     if (wait_gc) beside.wait();
+    // The workspace's lock is this session's by now (taken after the look above): a launcher of it
+    // killed in between shows in the seat's files, and its orphan goes before the agent starts
+    // (hostile pass, stop 59). A gc beside that may have listed before that kill is followed by one.
+    if (orphan_in_sight(seat.runtime_dir)) {
+      if (beside.valid()) beside.wait();
+      gc();
+      gc_late = true;
+    }
     t_gc += steady_ms() - t0;
   };
   SessionResult result = run_session(plan, io, defer_removal_allowed(), warm, join_gc);
   if (beside.valid()) beside.wait();  // a session that ended before its start
   if (!warm) result.path_reason = why_cold;
-  if (!warm || gc_beside) result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});  // one it ran
+  if (!warm || gc_beside || gc_late) result.phase_ms.insert(result.phase_ms.begin(), {"gc", t_gc});  // one it ran
   result.warnings.insert(result.warnings.begin(), plan.credential_warnings.begin(), plan.credential_warnings.end());
   if (io.out != 1 && io.out != io.in) ::close(io.out);  // LOG, closed before the record says the session ended
   nlohmann::json record = status_record(plan, result);

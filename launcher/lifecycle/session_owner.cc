@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/beneath.h"
+#include "base/request.h"
 #include "base/error.h"
 #include "launcher/podman/gc.h"
 
@@ -101,7 +102,7 @@ bool dead_owner_under(const std::string& runtime_dir, const std::string& boot_id
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(runtime_dir, ec)) {
     // A pool member's dir names its keeper, which its claim kills: members go by their claims.
-    if (!e.is_directory(ec) || e.is_symlink(ec) || e.path().filename().string().rfind("pool-", 0) == 0) continue;
+    if (!e.is_directory(ec) || e.is_symlink(ec) || e.path().filename().string().rfind(kMemberIdPrefix, 0) == 0) continue;
     DirOwners o = read_dir_owners(e.path().string(), boot_id, alive, {});
     if (o.gone_this_boot && !o.live) return true;
   }

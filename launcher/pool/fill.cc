@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/beneath.h"
 #include "base/fdio.h"
+#include "base/request.h"
 #include "base/util.h"
 #include "launcher/lifecycle/local.h"
 #include "launcher/lifecycle/range_claim.h"
@@ -43,7 +44,7 @@ namespace {
 // its own when the seat has ranges.
 LaunchPlan member_plan(const SeatConfig& seat, std::optional<RangeClaim>& range, bool tty) {
   Request req;
-  req.id = "pool-" + random_hex(8);
+  req.id = kMemberIdPrefix + random_hex(8);
   req.argv = {"/bin/sh"};
   req.tty = tty;
   SessionFacts facts = current_session_facts();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/beneath.h"
+#include "base/request.h"
 #include "base/util.h"
 #include "launcher/podman/gc.h"
 #include "launcher/podman/liveness.h"
@@ -72,7 +73,7 @@ std::vector<Member> ready_members(const std::string& runtime_dir) {
   UniqueFd pool(::open((runtime_dir + "/.pool").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
-    if (name.rfind("pool-", 0) != 0) continue;
+    if (name.rfind(kMemberIdPrefix, 0) != 0) continue;
     std::optional<std::string> text = read_file_beneath(::dirfd(d), name + "/" + kReady, kReadyMax);
     std::optional<Member> m = text ? parse_ready(*text, name) : std::nullopt;
     if (!m) continue;

@@ -163,6 +163,8 @@ class FailClosed(SeatTest):
             (["--id", "bad id", "--", "true"],
              "--id: 'bad id' must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit"),
             (["--id", "fu-4"], "no command given: use agent-sandbox [options] -- COMMAND [ARG...]"),
+            # a cold session's dir named so would pass for a member's: its orphan never in sight (hostile pass, stop 59)
+            (["--id", "pool-fu", "--", "true"], "--id: 'pool-fu' starts with 'pool-', which only the seat's warm pool members' ids have"),
             # JSON carries no such bytes: cold, podman's create failed after the session's dir was
             # made (202, a dir left); warm, the spec ran them (a hostile pass)
             (["--id", "fu-5", "--", "sh", "-c", "echo $#", "x", b"\xff\xfe"],
@@ -174,6 +176,7 @@ class FailClosed(SeatTest):
                 self.assertLauncherError(proc, record, "usage", message)
         for n in range(1, 6):
             self.assertNoContainer(f"fu-{n}")
+        self.assertNoContainer("pool-fu")
         self.assertEqual(session_entries(self.seat.dir / "run"), [])
 
     def test_a_runtime_dir_others_may_write_is_refused_before_anything_is_made(self):

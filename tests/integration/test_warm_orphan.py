@@ -43,17 +43,19 @@ def named(name):
     return [c["State"] for c in json.loads(out or "[]")]
 
 
-def orphan_beating(test, sid, ws):
-    """A session of SID beating in WS, its launcher SIGKILLed once its agent runs: an orphan."""
-    first = subprocess.Popen([str(LAUNCHER), "--id", sid, "--workspace", str(ws), "--timeout", "10m",
+def orphan_beating(test, sid, ws, kill=True):
+    """A session of SID beating in WS, its launcher SIGKILLed once its agent runs: an orphan (with
+    KILL false, left running, in test.beating)."""
+    first = test.beating = subprocess.Popen([str(LAUNCHER), "--id", sid, "--workspace", str(ws), "--timeout", "10m",
                               "--", "sh", "-c", BEAT], env=test.seat.env(),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     until = time.monotonic() + 30
     while not (ws / "beat").exists() or named("asbx-" + sid) != ["running"]:
         test.assertLess(time.monotonic(), until, "the first session did not start")
         time.sleep(0.05)
-    first.kill()
-    first.wait(timeout=10)
+    if kill:
+        first.kill()
+        first.wait(timeout=10)
 
 
 class KilledLauncher(WarmSeat):
@@ -66,6 +68,34 @@ class KilledLauncher(WarmSeat):
         self.assertEqual((proc.returncode, rec["path"]), (0, "warm"), proc.stderr)
         self.assertEqual(proc.stdout, b"gone-before\n")  # the orphan's last beat came before this agent's start
         self.assertEqual(named("asbx-orphaned"), [])
+        self.assertIn("gc", rec["durations_ms"]["phases"])
+
+
+class KilledBetweenTheLookAndTheLock(WarmSeat):
+    """A launch looks at the seat's files for a killed launcher's session, then takes the workspace's
+    lock. A launcher of that workspace killed in between lets go of the lock the new one then takes:
+    the launch looks again once it holds it (hostile pass, stop 59; gdb holds it at the lock)."""
+
+    def test_a_launcher_killed_after_the_look_has_its_orphan_gone_before_the_agent(self):
+        self.fill()
+        ws = self.workspace("raced")
+        orphan_beating(self, "raced-first", ws, kill=False)
+        first = self.beating
+        self.addCleanup(lambda: first.poll() is None and (first.kill(), first.wait(), self.seat.run("gc")))
+        self.ready(1)  # the first holds the other
+        status = self.seat.dir / "raced.json"
+        gdb = subprocess.run(
+            ["gdb", "-batch", "-nx", "-ex", "set breakpoint pending on", "-ex", "break asbx::GitGuard::lock_workspace",
+             "-ex", "run", "-ex", f"shell kill -9 {first.pid}", "-ex", "shell sleep 0.5", "-ex", "continue",
+             "--args", str(LAUNCHER), "--id", "raced", "--workspace", str(ws), "--status-file", str(status),
+             "--", "sh", "-c", f"({AFTER}) > verdict"],
+            env=self.seat.env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=180)
+        first.wait(timeout=10)
+        self.assertIn(b"Breakpoint 1, asbx::GitGuard::lock_workspace", gdb.stdout, gdb.stderr)
+        rec = json.loads(status.read_text())
+        self.assertEqual((rec["exit_code"], rec["path"]), (0, "warm"), gdb.stdout[-2000:])
+        self.assertEqual((ws / "verdict").read_text(), "gone-before\n")  # the orphan's last beat came before this agent's start
+        self.assertEqual(named("asbx-raced-first"), [])
         self.assertIn("gc", rec["durations_ms"]["phases"])
 
 
