@@ -4,13 +4,15 @@ plan, or goes cold, never waits for that answer, even from a service that never 
 asks it once and makes each member from that id: a tag moved meanwhile changes nothing a ready file
 says (docs/DECISIONS.md "Refill")."""
 import json
+import re
 import socket
 import subprocess
 import threading
 import uuid
 
 from harness import CODES, IMAGE, LAUNCHER, SeatTest, UnixRelay, podman, session_containers
-from test_warm_path import HoldingRelay, WarmSeat, members
+from test_warm_faults import PausingRelay
+from test_warm_path import WarmSeat, members
 
 
 class SilentService(UnixRelay):
@@ -48,35 +50,11 @@ class AskedBesideThePlan(SeatTest):
         self.assertEqual(session_containers("img-usage", settle=0), [])
 
 
-class CreatesHeld(UnixRelay):
-    """The service behind a relay that holds each container create until `go` is set."""
-
-    def __init__(self, path):
-        self.arrived, self.go = threading.Event(), threading.Event()
-        super().__init__(path)
-
-    def relay(self, conn):
-        with conn, socket.socket(socket.AF_UNIX) as up:
-            up.connect(self.upstream)
-            back = threading.Thread(target=HoldingRelay.pipe, args=(up, conn), daemon=True)
-            back.start()
-            try:
-                while data := conn.recv(65536):
-                    if data.startswith(b"POST ") and b"/containers/create" in data.split(b"\r\n", 1)[0]:
-                        self.arrived.set()
-                        self.go.wait(30)
-                    up.sendall(data)
-                up.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-            back.join(60)
-
-
 class MadeFromTheId(WarmSeat):
     def test_a_tag_moved_while_a_member_is_made_leaves_it_the_image_its_ready_file_names(self):
         tag = f"localhost/asbx-warm-{uuid.uuid4().hex[:8]}:latest"
         podman("tag", IMAGE, tag)
-        relay = CreatesHeld(self.seat.dir / "held.sock")
+        relay = PausingRelay(self.seat.dir / "held.sock", re.compile(rb"POST \S*/containers/create"))
         self.addCleanup(relay.close)
         self.addCleanup(lambda: podman("rmi", "-f", tag, check=False))  # after its members (the drain, next)
         self.addCleanup(self.drain)  # through the relay, which holds nothing once `go` is set
