@@ -25,7 +25,8 @@ declare -A SMOKE=(
   [gvisor.sh]="env ASBX_BENCH_ROWS=start,git_status_1000,npm_install_local,codex_turn $bench/gvisor.sh 1 1000"
   [userns.sh]="$bench/userns.sh 1 1000"
   [sentry_log.sh]="env ASBX_BENCH_ROWS=start,refused_keyctl $bench/sentry_log.sh $ASBX_BUILD 1 1000"
-  [warm_tail.sh]="$bench/warm_tail.sh $ASBX_BUILD 1"
+  [warm_tail.sh]="$bench/warm_tail.sh --back-to-back $ASBX_BUILD 1"
+  [session_cpu.sh]="$bench/session_cpu.sh 1 1"
 )
 
 failed=0
