@@ -153,7 +153,7 @@ def session_containers(session_id=None, socket=SOCKET, settle=30):
         # status line ("Up 3 seconds ago") on podman 4.3.
         out = podman("ps", "-a", "--filter", "label=" + label, "--format", "json", socket=socket).stdout
         rows = [(c["Names"][0], c["State"]) for c in json.loads(out or "[]")]
-        if TEST_POOL and session_id:  # a warm session's member keeps its pool labels; its name is the session's once it runs
+        if session_id:  # a warm session's member keeps its pool labels; its name is the session's once it runs
             out = podman("ps", "-a", "--filter", f"name=^asbx-{session_id}$", "--format", "json", socket=socket).stdout
             rows += [(c["Names"][0], c["State"]) for c in json.loads(out or "[]") if c["Names"][0] not in dict(rows)]
         if all(state in ("running", "paused") for _, state in rows) or time.monotonic() > until:
