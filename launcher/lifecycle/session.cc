@@ -273,7 +273,7 @@ class Session {
   SeatTmpfs seat_tmpfs_;  // gVisor: before create, released last (after the git check)
   IdmapBinds idmap_;      // user_namespace = "range": staged before create, detached after init
   WarmMember* warm_;      // the warm path's member (nullptr: cold)
-  std::function<void()> before_attach_;  // a warm session's gc, joined (launcher/lifecycle/local.cc)
+  std::function<void()> before_attach_;  // a warm claim's gc joined; the look again under the lock (local.cc)
   WarmBinds warm_binds_;  // the warm path: the workspace and the stub's spec, bound at claim
   ScratchPins scratch_;  // inject mode: /tmp and /dev/shm outlive the container for the secret scan
   GitGuard git_;

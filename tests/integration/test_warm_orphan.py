@@ -72,17 +72,16 @@ class KilledLauncher(WarmSeat):
 
 
 class KilledBetweenTheLookAndTheLock(WarmSeat):
-    """A launch looks at the seat's files for a killed launcher's session, then takes the workspace's
-    lock. A launcher of that workspace killed in between lets go of the lock the new one then takes:
-    the launch looks again once it holds it (hostile pass, stop 59; gdb holds it at the lock)."""
+    """A launch looks at the seat's files for a killed launcher's session (a cold one: its gc, run
+    first), then takes the workspace's lock. A launcher of that workspace killed in between lets go
+    of the lock the new one then takes: the launch looks again once it holds it (hostile pass, stop
+    59; gdb holds it at the lock)."""
 
-    def test_a_launcher_killed_after_the_look_has_its_orphan_gone_before_the_agent(self):
-        self.fill()
+    def raced(self, path):
         ws = self.workspace("raced")
         orphan_beating(self, "raced-first", ws, kill=False)
         first = self.beating
         self.addCleanup(lambda: first.poll() is None and (first.kill(), first.wait(), self.seat.run("gc")))
-        self.ready(1)  # the first holds the other
         status = self.seat.dir / "raced.json"
         gdb = subprocess.run(
             ["gdb", "-batch", "-nx", "-ex", "set breakpoint pending on", "-ex", "break asbx::GitGuard::lock_workspace",
@@ -93,10 +92,19 @@ class KilledBetweenTheLookAndTheLock(WarmSeat):
         first.wait(timeout=10)
         self.assertIn(b"Breakpoint 1, asbx::GitGuard::lock_workspace", gdb.stdout, gdb.stderr)
         rec = json.loads(status.read_text())
-        self.assertEqual((rec["exit_code"], rec["path"]), (0, "warm"), gdb.stdout[-2000:])
+        self.assertEqual((rec["exit_code"], rec["path"]), (0, path), gdb.stdout[-2000:])
         self.assertEqual((ws / "verdict").read_text(), "gone-before\n")  # the orphan's last beat came before this agent's start
         self.assertEqual(named("asbx-raced-first"), [])
         self.assertIn("gc", rec["durations_ms"]["phases"])
+
+    def test_a_launcher_killed_after_the_look_has_its_orphan_gone_before_the_agent(self):
+        self.fill()
+        self.ready(2)
+        self.raced("warm")  # the first session took one member; this one takes the other
+
+    def test_a_launcher_killed_after_a_cold_launchs_gc_has_its_orphan_gone_before_the_agent(self):
+        self.seat.config_file.write_text(self.base)  # no pool: both sessions cold
+        self.raced("cold")
 
 
 class NothingInSight(WarmSeat):

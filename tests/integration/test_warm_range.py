@@ -32,15 +32,22 @@ class MemberRanges(WarmSeat):
     def member_slots(self):
         return {cid: int(m["Labels"]["agent-sandbox.pool-slot"]) for cid, m in members(self.seat).items()}
 
-    def lock_is_free(self, slot):
-        fd = os.open(f"{LOCKS}/{slot}.lock", os.O_RDWR)
+    def hold(self, slot):
+        """The slot's lock taken here (its fd, closed at cleanup), or None when another holds it."""
+        fd = os.open(f"{LOCKS}/{slot}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
         except BlockingIOError:
-            return False
-        finally:
             os.close(fd)
+            return None
+        self.addCleanup(os.close, fd)
+        return fd
+
+    def lock_is_free(self, slot):
+        fd = self.hold(slot)
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        return fd is not None
 
     def test_a_cold_session_beside_waiting_members_gets_a_range_of_its_own(self):
         self.fill()
@@ -65,5 +72,7 @@ class MemberRanges(WarmSeat):
         passed_over, _ = self.session("after-keeper", "cold")  # its gc, after the claim, removes the member
         self.assertNotEqual(passed_over, slot)
         self.assertEqual(podman("ps", "-aq", "--filter", "id=" + cid, check=False).stdout.strip(), "")
-        again, _ = self.session("after-gc", "cold")  # CONTROL: the lowest free slot, free again
+        for k in range(slot):  # a lower slot freed meanwhile (an earlier test's remover) held here: SLOT is the lowest free
+            self.hold(k)
+        again, _ = self.session("after-gc", "cold")  # CONTROL: free again
         self.assertEqual(again, slot)
